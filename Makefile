@@ -1,0 +1,43 @@
+# Set-up and everyday commands. `make demo` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
+
+.PHONY: demo test lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Stamp files record what is installed, so repeated runs skip the installer.
+$(VENV)/.installed-runtime: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e ".[runtime]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP) -e ".[runtime,dev]"
+	touch $@ $(VENV)/.installed-runtime
+
+demo: $(VENV)/.installed-runtime
+	-$(BIN)/torchlint check examples/
+	@echo
+	@echo "(torchlint exits 1 when it finds something; the examples are meant to have findings)"
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n auto -q
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: $(VENV)/.installed-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(VENV)/.installed-runtime
+	$(BIN)/python benchmarks/bench_check.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .torchlint_cache

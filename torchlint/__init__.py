@@ -1,0 +1,3 @@
+"""torchlint: a linter for PyTorch training code."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Static analysis: parse once, collect facts once, build the loop model once, run rules over it."""

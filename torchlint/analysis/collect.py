@@ -1,0 +1,880 @@
+"""One pass over a parsed module that records everything the rules need.
+
+We do not use a libcst visitor here: a generic visitor dispatches on every node, whitespace
+included, and costs about as much as the parse. This walker descends only into statements and
+expressions, by hand, and records *events* in evaluation order (arguments before the call).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.analysis.model import (
+    CallFrame,
+    ClassInfo,
+    ConstructedObject,
+    Event,
+    Frame,
+    GuardFrame,
+    GuardKind,
+    Kind,
+    LoopFrame,
+    Scope,
+    WithFrame,
+    WithKind,
+)
+from torchlint.analysis.names import (
+    AUTOCAST_FUNCTIONS,
+    ENABLE_GRAD_FUNCTIONS,
+    NO_GRAD_FUNCTIONS,
+    PROFILE_FUNCTIONS,
+    ImportTable,
+    constructor_role,
+    dotted,
+    expr_text,
+    looks_like_framework,
+    looks_like_optimizer,
+    looks_like_scaler,
+    root_name,
+)
+from torchlint.analysis.source import ParsedSource
+
+_SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
+_PY_VALUE_METHODS = {"item", "tolist", "numpy", "cpu", "size", "dim", "numel", "ndimension", "__len__"}
+_NUMBER_BUILTINS = {"float", "int", "bool"}
+_NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
+_NON_TENSOR_TORCH = ("torch.cuda.", "torch.device", "torch.optim.", "torch.utils.", "torch.backends.")
+_JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
+_AMP_DEPRECATED = {"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"}
+
+
+@dataclass(frozen=True)
+class DeprecatedUse:
+    """A reference to `torch.cuda.amp.autocast` / `torch.cuda.amp.GradScaler`."""
+
+    qualname: str
+    node: cst.CSTNode  # the Call when called, else the reference itself
+    func: cst.BaseExpression
+
+
+@dataclass
+class ModuleFacts:
+    parsed: ParsedSource
+    imports: ImportTable
+    module_scope: Scope
+    scopes: list[Scope] = field(default_factory=list)
+    functions: dict[str, Scope] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    constructed: list[ConstructedObject] = field(default_factory=list)
+    deprecated_amp: list[DeprecatedUse] = field(default_factory=list)
+    top_level_imports: list[cst.SimpleStatementLine] = field(default_factory=list)
+
+    @property
+    def loops(self) -> list[LoopFrame]:
+        return [loop for scope in self.scopes for loop in scope.loops]
+
+
+def collect(parsed: ParsedSource) -> ModuleFacts:
+    return _Collector(parsed).run()
+
+
+class _Collector:
+    def __init__(self, parsed: ParsedSource) -> None:
+        self.module = parsed.module
+        self.imports = ImportTable()
+        root = Scope("<module>", "<module>", parsed.module, None)
+        self.facts = ModuleFacts(parsed, self.imports, root, scopes=[root])
+        self.scope = root
+        self.frames: list[Frame] = []
+        self.tensors: set[str] = set()
+        self.scaled: set[str] = set()  # names bound to `scaler.scale(loss)`
+        self.class_stack: list[ClassInfo] = []
+        self.class_methods: dict[str, set[str]] = {}
+        self.instances: dict[str, str] = {}  # receiver text -> project class name
+        self.top_names = self._prescan(parsed.module)
+
+    # --- entry ----------------------------------------------------------------------------
+
+    def run(self) -> ModuleFacts:
+        for stmt in self.module.body:
+            self.stmt(stmt)
+        self.facts.module_scope.tensor_names = self.tensors
+        return self.facts
+
+    def _prescan(self, module: cst.Module) -> set[str]:
+        """Names of top-level functions and classes, and each class's methods, before the walk,
+        so that a call can be told from a call of a variable even when the def comes later."""
+        names: set[str] = set()
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+                names.add(stmt.name.value)
+            if isinstance(stmt, cst.ClassDef):
+                self.class_methods[stmt.name.value] = {
+                    s.name.value for s in stmt.body.body if isinstance(s, cst.FunctionDef)
+                }
+        return names
+
+    # --- statements -----------------------------------------------------------------------
+
+    def stmt(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            if self.scope.is_module and not self.class_stack and not self.frames:
+                if any(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
+                    self.facts.top_level_imports.append(node)
+            for small in node.body:
+                self.small(small)
+        elif isinstance(node, cst.If):
+            self.if_(node)
+        elif isinstance(node, cst.For):
+            self.for_(node)
+        elif isinstance(node, cst.While):
+            self.while_(node)
+        elif isinstance(node, cst.With):
+            self.with_(node)
+        elif isinstance(node, cst.FunctionDef):
+            self.function(node)
+        elif isinstance(node, cst.ClassDef):
+            self.class_(node)
+        elif isinstance(node, cst.Try | cst.TryStar):
+            self.block(node.body)
+            for handler in node.handlers:
+                self.frames.append(GuardFrame(handler, 0, GuardKind.OTHER))
+                self.block(handler.body)
+                self.frames.pop()
+            if node.orelse is not None:
+                self.block(node.orelse.body)
+            if node.finalbody is not None:
+                self.block(node.finalbody.body)
+        elif isinstance(node, cst.Match):
+            self.expr(node.subject)
+            for case in node.cases:
+                self.frames.append(GuardFrame(case, 0, GuardKind.OTHER))
+                self.block(case.body)
+                self.frames.pop()
+
+    def block(self, suite: cst.BaseSuite) -> None:
+        depth = len(self.frames)
+        if isinstance(suite, cst.IndentedBlock):
+            for stmt in suite.body:
+                self.stmt(stmt)
+                if isinstance(stmt, cst.If) and stmt.orelse is None and _ends_with_jump(stmt.body):
+                    # `if cond: continue` -- what follows runs only when `cond` is false.
+                    self.frames.append(GuardFrame(stmt, 1, classify_guard(stmt.test, True)))
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.small(small)
+        del self.frames[depth:]
+
+    def if_(self, node: cst.If) -> None:
+        self.expr(node.test)
+        self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False)))
+        self.block(node.body)
+        self.frames.pop()
+        if node.orelse is not None:
+            self.frames.append(GuardFrame(node, 1, classify_guard(node.test, True)))
+            if isinstance(node.orelse, cst.If):
+                self.if_(node.orelse)
+            else:
+                self.block(node.orelse.body)
+            self.frames.pop()
+
+    def for_(self, node: cst.For) -> None:
+        self.expr(node.iter)
+        for name in _target_names(node.target):
+            self.tensors.discard(name)
+        iter_text = _iterable_label(node.iter)
+        loop = LoopFrame(node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames))
+        self.scope.loops.append(loop)
+        self.frames.append(loop)
+        self.block(node.body)
+        self.frames.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def while_(self, node: cst.While) -> None:
+        loop = LoopFrame(node, self.scope, "", False, tuple(self.frames))
+        self.scope.loops.append(loop)
+        self.frames.append(loop)
+        self.expr(node.test)
+        self.block(node.body)
+        self.frames.pop()
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def with_(self, node: cst.With) -> None:
+        pushed = 0
+        for item in node.items:
+            self.expr(item.item)
+            self.frames.append(self.with_frame(node, item.item))
+            pushed += 1
+        self.block(node.body)
+        del self.frames[len(self.frames) - pushed :]
+
+    def with_frame(self, owner: cst.CSTNode, expr: cst.BaseExpression) -> WithFrame:
+        call = expr if isinstance(expr, cst.Call) else None
+        func = call.func if call is not None else expr
+        qual = self.imports.qualify(func) or ""
+        text = expr_text(func)
+        if qual in AUTOCAST_FUNCTIONS:
+            device = AUTOCAST_FUNCTIONS[qual]
+            dtype = None
+            if call is not None:
+                for i, arg in enumerate(call.args):
+                    key = arg.keyword.value if arg.keyword else None
+                    if key == "device_type" or (key is None and i == 0 and device is None):
+                        device = _string_value(arg.value) or device
+                    elif key == "dtype":
+                        dtype = (dotted(arg.value) or "").rsplit(".", 1)[-1] or None
+                    elif key == "enabled" and _is_false(arg.value):
+                        return WithFrame(owner, WithKind.OTHER, text)
+            return WithFrame(owner, WithKind.AUTOCAST, text, dtype, device)
+        if qual in NO_GRAD_FUNCTIONS:
+            if call is not None and any(
+                (a.keyword and a.keyword.value == "mode" or not a.keyword) and _is_false(a.value)
+                for a in call.args
+            ):
+                return WithFrame(owner, WithKind.OTHER, text)  # inference_mode(False)
+            return WithFrame(owner, WithKind.NO_GRAD, text)
+        if qual == "torch.set_grad_enabled" and call is not None and call.args:
+            if _is_false(call.args[0].value):
+                return WithFrame(owner, WithKind.NO_GRAD, text)
+            return WithFrame(owner, WithKind.ENABLE_GRAD, text)
+        if qual in ENABLE_GRAD_FUNCTIONS:
+            return WithFrame(owner, WithKind.ENABLE_GRAD, text)
+        lowered = text.lower()
+        if qual in PROFILE_FUNCTIONS or "profil" in lowered or "timer" in lowered:
+            return WithFrame(owner, WithKind.PROFILE, text)
+        return WithFrame(owner, WithKind.OTHER, text)
+
+    def function(self, node: cst.FunctionDef) -> None:
+        parent = self.scope
+        cls = self.class_stack[-1] if self.class_stack else None
+        name = node.name.value
+        if cls is not None and parent.is_module:
+            qualname = f"{cls.name}.{name}"
+        elif parent.is_module:
+            qualname = name
+        else:
+            qualname = f"{parent.qualname}.{name}"
+        params = tuple(p.name.value for p in _all_params(node.params))
+        for decorator in node.decorators:
+            self.expr(decorator.decorator)
+        decorators = tuple(self.with_frame(d, d.decorator) for d in node.decorators)
+        scope = Scope(
+            name,
+            qualname,
+            node,
+            parent,
+            class_name=cls.name if cls is not None and parent.is_module else None,
+            params=params,
+            decorators=tuple(d for d in decorators if d.kind is not WithKind.OTHER),
+        )
+        self.facts.scopes.append(scope)
+        if cls is not None and parent.is_module:
+            cls.methods[name] = scope
+        elif parent.is_module:
+            self.facts.functions[name] = scope
+        else:
+            parent.local_defs[name] = scope
+
+        saved = (self.scope, self.frames, self.tensors, self.scaled)
+        self.scope = scope
+        self.frames = list(scope.decorators)
+        self.tensors = set()
+        self.scaled = set()
+        self.block(node.body)
+        scope.tensor_names = self.tensors
+        self.scope, self.frames, self.tensors, self.scaled = saved
+
+    def class_(self, node: cst.ClassDef) -> None:
+        bases = tuple(t for t in (dotted(a.value) for a in node.bases) if t)
+        info = ClassInfo(node.name.value, node, bases)
+        if self.scope.is_module and not self.class_stack:
+            self.facts.classes[info.name] = info
+        self.class_stack.append(info)
+        self.block(node.body)
+        self.class_stack.pop()
+
+    # --- small statements -------------------------------------------------------------------
+
+    def small(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Expr):
+            self.expr(node.value)
+        elif isinstance(node, cst.Assign):
+            self.expr(node.value)
+            for target in node.targets:
+                self.assign(target.target, node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.expr(node.value)
+                self.assign(node.target, node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.expr(node.value)
+            self.expr(node.target)
+            text = dotted(node.target)
+            if text is not None and self.is_tensor(node.value):
+                self.tensors.add(text)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self.expr(node.value)
+        elif isinstance(node, cst.Assert):
+            self.expr(node.test)
+        elif isinstance(node, cst.Raise):
+            if node.exc is not None:
+                self.expr(node.exc)
+        elif isinstance(node, cst.Import):
+            self.imports.add_import(node)
+        elif isinstance(node, cst.ImportFrom):
+            self.imports.add_import_from(node)
+
+    def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Tuple | cst.List):
+            values: list[cst.BaseExpression] | None = None
+            if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(
+                target.elements
+            ):
+                values = [el.value for el in value.elements]
+            for i, element in enumerate(target.elements):
+                self.assign(element.value, values[i] if values is not None else value)
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+            if isinstance(value, cst.Name) and value.value == "None":
+                self.event(Kind.ZERO_GRAD, target, receiver=expr_text(target.value), method="grad")
+            return
+        text = dotted(target)
+        if text is None:
+            return
+        if isinstance(value, cst.Call):
+            self.constructed(text, value)
+        elif isinstance(value, cst.List | cst.Tuple) and value.elements:
+            first = value.elements[0].value
+            if isinstance(first, cst.Call):
+                self.constructed(text, first)
+        if self.is_tensor(value):
+            self.tensors.add(text)
+        else:
+            self.tensors.discard(text)
+        if isinstance(value, cst.Call) and _method(value) == "scale":
+            receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
+            if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
+                self.scaled.add(text)
+        else:
+            self.scaled.discard(text)
+
+    def constructed(self, target: str, call: cst.Call) -> None:
+        qual = self.imports.qualify(call.func)
+        if qual is not None:
+            role = constructor_role(qual)
+            if role is None:
+                return
+            enabled: bool | None = True
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value == "enabled":
+                    enabled = False if _is_false(arg.value) else None
+            self.facts.constructed.append(
+                ConstructedObject(role, target, qual, call, self.scope, enabled)
+            )
+        elif isinstance(call.func, cst.Name) and call.func.value in self.class_methods:
+            self.instances[target] = call.func.value
+            self.facts.constructed.append(
+                ConstructedObject("instance", target, call.func.value, call, self.scope)
+            )
+
+    def role_is(self, text: str, role: str) -> bool:
+        return any(c.role == role and c.target == text for c in self.facts.constructed)
+
+    # --- expressions ----------------------------------------------------------------------
+
+    def expr(self, node: cst.CSTNode | None) -> None:
+        if node is None:
+            return
+        if isinstance(node, cst.Call):
+            self.expr(node.func)
+            for arg in node.args:
+                self.expr(arg.value)
+            self.call(node)
+        elif isinstance(node, cst.Attribute):
+            self.expr(node.value)
+            if node.attr.value == "grad":
+                self.event(Kind.GRAD_READ, node, receiver=expr_text(node.value))
+        elif isinstance(node, cst.Name | cst.BaseNumber | cst.SimpleString | cst.Ellipsis):
+            return
+        elif isinstance(node, cst.Subscript):
+            self.expr(node.value)
+            for element in node.slice:
+                sl = element.slice
+                if isinstance(sl, cst.Index):
+                    self.expr(sl.value)
+                elif isinstance(sl, cst.Slice):
+                    self.expr(sl.lower)
+                    self.expr(sl.upper)
+                    self.expr(sl.step)
+        elif isinstance(node, cst.BinaryOperation):
+            self.expr(node.left)
+            self.expr(node.right)
+        elif isinstance(node, cst.UnaryOperation):
+            self.expr(node.expression)
+        elif isinstance(node, cst.BooleanOperation):
+            self.expr(node.left)
+            self.expr(node.right)
+        elif isinstance(node, cst.Comparison):
+            self.expr(node.left)
+            for target in node.comparisons:
+                self.expr(target.comparator)
+        elif isinstance(node, cst.Tuple | cst.List | cst.Set):
+            for element in node.elements:
+                self.expr(element.value)
+        elif isinstance(node, cst.Dict):
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.expr(element.key)
+                self.expr(element.value)
+        elif isinstance(node, cst.FormattedString):
+            for part in node.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.expr(part.expression)
+        elif isinstance(node, cst.ConcatenatedString):
+            self.expr(node.left)
+            self.expr(node.right)
+        elif isinstance(node, cst.IfExp):
+            self.expr(node.test)
+            self.expr(node.body)
+            self.expr(node.orelse)
+        elif isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
+            comp: cst.CompFor | None = node.for_in
+            while comp is not None:
+                self.expr(comp.iter)
+                for cond in comp.ifs:
+                    self.expr(cond.search)
+                comp = comp.inner_for_in
+            if isinstance(node, cst.DictComp):
+                self.expr(node.key)
+                self.expr(node.value)
+            else:
+                self.expr(node.elt)
+        elif isinstance(node, cst.Await):
+            self.expr(node.expression)
+        elif isinstance(node, cst.NamedExpr):
+            self.expr(node.value)
+        elif isinstance(node, cst.StarredElement):
+            self.expr(node.value)
+        elif isinstance(node, cst.Yield):
+            if isinstance(node.value, cst.BaseExpression):
+                self.expr(node.value)
+        # Lambdas run later, if ever; their bodies are not part of this statement's work.
+
+    def call(self, node: cst.Call) -> None:
+        func = node.func
+        qual = self.imports.qualify(func)
+        if qual is not None:
+            self.qualified_call(node, qual)
+            return
+        if isinstance(func, cst.Attribute):
+            self.method_call(node, func)
+        elif isinstance(func, cst.Name):
+            self.name_call(node, func.value)
+
+    def qualified_call(self, node: cst.Call, qual: str) -> None:
+        if qual in _AMP_DEPRECATED:
+            self.facts.deprecated_amp.append(DeprecatedUse(qual, node, node.func))
+        if not qual.startswith("torch.") and _may_update_weights(qual, node):
+            # e.g. `xm.optimizer_step(optimizer)`: a library call that may step or clear.
+            self.call_event(node, ("qualified", qual))
+        if qual == "torch.autograd.backward":
+            subject = node.args[0].value if node.args else None
+            self.event(
+                Kind.BACKWARD,
+                node,
+                method="torch.autograd.backward",
+                via="autograd",
+                subject=root_name(subject) if subject is not None else None,
+            )
+
+    def name_call(self, node: cst.Call, name: str) -> None:
+        shadowed = name in self.top_names or name in self.imports.aliases
+        if name in _NUMBER_BUILTINS and not shadowed and len(node.args) == 1:
+            self.sync_of_value(node, node.args[0].value, name)
+            return
+        if name == "print" and not shadowed:
+            for arg in node.args:
+                if self.prints_tensor(arg.value):
+                    self.sync_of_value(node, arg.value, "print")
+                    return
+            return
+        if name in _NON_TENSOR_BUILTINS and not shadowed:
+            return
+        self.call_event(node, ("name", name))
+
+    def method_call(self, node: cst.Call, func: cst.Attribute) -> None:
+        method = func.attr.value
+        receiver_node = func.value
+        if isinstance(receiver_node, cst.Call) and dotted(receiver_node.func) == "super":
+            self.call_event(node, ("super", method))
+            return
+        receiver = expr_text(receiver_node)
+        project_class = self.project_class_of(receiver)
+        if project_class is not None and method in self.class_methods.get(project_class, ()):
+            self.call_event(node, ("method", receiver, method))
+            return
+        if method == "backward" or method == "manual_backward":
+            self.backward(node, receiver_node, receiver, method)
+        elif method == "step":
+            self.step(node, receiver)
+        elif method == "zero_grad":
+            self.event(Kind.ZERO_GRAD, node, receiver=receiver, method=method)
+        elif method == "update" and self.is_scaler(receiver) and not node.args:
+            self.event(Kind.SCALER_UPDATE, node, receiver=receiver, method=method)
+        elif method == "unscale_" and self.is_scaler(receiver):
+            arg = expr_text(node.args[0].value) if node.args else None
+            self.event(Kind.SCALER_UNSCALE, node, receiver=arg, scaler=receiver, method=method)
+        elif method == "train":
+            kind = Kind.MODE_TRAIN
+            if node.args:
+                value = node.args[0].value
+                if _is_false(value):
+                    kind = Kind.MODE_EVAL
+                elif not (isinstance(value, cst.Name) and value.value == "True"):
+                    kind = Kind.MODE_UNKNOWN
+            self.event(kind, node, receiver=receiver, method=method)
+        elif method == "eval" and not node.args:
+            self.event(Kind.MODE_EVAL, node, receiver=receiver, method=method)
+        elif method in _SYNC_METHODS and not node.args or method == "cpu":
+            if _chain_has_sync(receiver_node):
+                return  # `x.cpu().numpy()`: one sync, already recorded
+            self.sync_of_value(node, receiver_node, method)
+        else:
+            self.call_event(node, ("method", receiver, method))
+
+    def backward(self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str) -> None:
+        if isinstance(receiver_node, cst.Call) and _method(receiver_node) == "scale":
+            scaler = expr_text(receiver_node.func.value)  # type: ignore[attr-defined]
+            if self.is_scaler(scaler):
+                loss = receiver_node.args[0].value if receiver_node.args else None
+                self.event(
+                    Kind.BACKWARD,
+                    node,
+                    receiver=receiver,
+                    method=method,
+                    via="scaled",
+                    scaler=scaler,
+                    subject=root_name(loss) if loss is not None else None,
+                )
+                return
+        if receiver in self.scaled:
+            self.event(Kind.BACKWARD, node, receiver=receiver, method=method, via="scaled")
+            return
+        if method == "manual_backward" or (node.args and looks_like_framework(receiver)):
+            subject = node.args[0].value if node.args else None
+            self.event(
+                Kind.BACKWARD,
+                node,
+                receiver=receiver,
+                method=method,
+                via="framework",
+                subject=root_name(subject) if subject is not None else None,
+            )
+            return
+        self.event(
+            Kind.BACKWARD,
+            node,
+            receiver=receiver,
+            method=method,
+            via="tensor",
+            subject=root_name(receiver_node),
+        )
+        root = root_name(receiver_node)
+        if root is not None:
+            self.tensors.add(root)
+
+    def step(self, node: cst.Call, receiver: str) -> None:
+        if self.is_scaler(receiver):
+            optimizer = expr_text(node.args[0].value) if node.args else None
+            self.event(
+                Kind.STEP, node, receiver=optimizer, method="step", via="scaler", scaler=receiver
+            )
+            return
+        closure = node.args[0].value if node.args else None
+        if isinstance(closure, cst.Name) and self.resolve_local(closure.value) is not None:
+            # LBFGS & co.: the closure runs inside step, before the update.
+            self.call_event(closure, ("name", closure.value))
+        has_closure = any(a.keyword is None or a.keyword.value == "closure" for a in node.args)
+        # Which `.step()` this is (optimizer, scheduler, unknown) is decided once the whole
+        # module is known: see resolve.py.
+        self.event(Kind.MAYBE_STEP, node, receiver=receiver, method="step", has_closure=has_closure)
+
+    def call_event(self, node: cst.CSTNode, ref: tuple[str, ...]) -> None:
+        args: tuple[str, ...] = ()
+        kwargs: tuple[tuple[str, str], ...] = ()
+        tensor_args: set[int | str] = set()
+        if isinstance(node, cst.Call):
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            args = tuple(_simple_text(a.value) for a in positional)
+            kwargs = tuple(
+                (a.keyword.value, _simple_text(a.value)) for a in node.args if a.keyword is not None
+            )
+            for i, a in enumerate(positional):
+                if self.is_tensor(a.value):
+                    tensor_args.add(i)
+            for a in node.args:
+                if a.keyword is not None and self.is_tensor(a.value):
+                    tensor_args.add(a.keyword.value)
+        receiver = ref[1] if ref[0] in ("name", "method") else "self"
+        event = self.event(Kind.CALL, node, method=ref[-1], receiver=receiver)
+        event.callee_ref = ref
+        event.arg_texts = args
+        event.kwarg_texts = kwargs
+        event.tensor_args = frozenset(tensor_args)
+
+    def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
+        root = root_name(value)
+        if self.is_tensor(value):
+            is_tensor: bool | None = True
+        elif root is not None and root in self.scope.params and root != "self":
+            is_tensor = None  # the caller knows
+        else:
+            is_tensor = False
+        self.event(
+            Kind.HOST_SYNC,
+            node,
+            method=method,
+            subject=root,
+            subject_is_tensor=is_tensor,
+            receiver=expr_text(value) if method in _SYNC_METHODS else None,
+        )
+
+    def prints_tensor(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.FormattedString):
+            return any(
+                isinstance(p, cst.FormattedStringExpression) and self.prints_tensor(p.expression)
+                for p in value.parts
+            )
+        if isinstance(value, cst.Name | cst.Attribute | cst.Subscript):
+            root = root_name(value)
+            return self.is_tensor(value) or (root in self.scope.params and root != "self")
+        return self.is_tensor(value)
+
+    # --- what values are ------------------------------------------------------------------
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` (very probably) evaluates to a tensor on the compute device."""
+        if isinstance(node, cst.Name):
+            return node.value in self.tensors
+        if isinstance(node, cst.Attribute):
+            text = dotted(node)
+            if text is not None and text in self.tensors:
+                return True
+            if node.attr.value in ("shape", "dtype", "device", "ndim", "grad_fn", "requires_grad"):
+                return False
+            return node.attr.value in ("data", "T", "mT", "grad") and self.is_tensor(node.value)
+        if isinstance(node, cst.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_tensor(node.expression)
+        if isinstance(node, cst.Call):
+            return self.call_returns_tensor(node)
+        return False
+
+    def call_returns_tensor(self, node: cst.Call) -> bool:
+        func = node.func
+        qual = self.imports.qualify(func)
+        if qual is not None:
+            if not qual.startswith("torch.") or qual.startswith(_NON_TENSOR_TORCH):
+                return False
+            return any(self.is_tensor(a.value) for a in node.args) or any(
+                a.keyword is not None and a.keyword.value == "device" for a in node.args
+            )
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _PY_VALUE_METHODS:
+                return False
+            if method in ("to", "cuda"):
+                target = node.args[0].value if node.args else None
+                return not (target is not None and _string_value(target) == "cpu")
+            if self.is_tensor(func.value):
+                return True
+        if isinstance(func, cst.Name | cst.Attribute):
+            name = dotted(func) or ""
+            head = name.split(".", 1)[0]
+            if name in self.top_names or head in self.imports.aliases:
+                return False
+            if isinstance(func, cst.Name) and (
+                name in _NUMBER_BUILTINS or name in _NON_TENSOR_BUILTINS or name == "print"
+            ):
+                return False
+            if self.resolve_local(name) is not None:
+                return False
+            # A call of a variable: a model or a loss module.
+            return not name.lower().endswith(("bar", "logger", "writer", "meter"))
+        return False
+
+    def resolve_local(self, name: str) -> Scope | None:
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if name in scope.local_defs:
+                return scope.local_defs[name]
+            scope = scope.parent
+        return None
+
+    def is_scaler(self, text: str) -> bool:
+        return looks_like_scaler(text) or self.role_is(text, "scaler")
+
+    def project_class_of(self, receiver: str) -> str | None:
+        if receiver == "self" and self.class_stack:
+            return self.class_stack[-1].name
+        if receiver == "self":
+            return None
+        return self.instances.get(receiver)
+
+    def event(self, kind: Kind, node: cst.CSTNode, **fields: object) -> Event:
+        event = Event(kind, node, self.scope, tuple(self.frames), **fields)  # type: ignore[arg-type]
+        self.scope.events.append(event)
+        return event
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
+    """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return classify_guard(test.expression, not negated)
+    if isinstance(test, cst.BooleanOperation):
+        left = classify_guard(test.left, negated)
+        right = classify_guard(test.right, negated)
+        conjunction = isinstance(test.operator, cst.And) != negated  # De Morgan
+        kinds = {left, right}
+        if conjunction:
+            for kind in (GuardKind.PERIODIC, GuardKind.OTHER, GuardKind.CONFIG, GuardKind.RANK):
+                if kind in kinds:
+                    return kind
+        if kinds == {GuardKind.PERIODIC}:
+            return GuardKind.PERIODIC
+        return GuardKind.OTHER if GuardKind.OTHER in kinds else max(kinds, key=_guard_rank)
+    if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
+        return GuardKind.OTHER if not negated else GuardKind.PERIODIC  # `if not i % n`
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if _mentions_rank(test):
+            return GuardKind.RANK if not negated else GuardKind.OTHER
+        is_mod = isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo)
+        if isinstance(op, cst.Equal):
+            return GuardKind.PERIODIC if not negated else GuardKind.OTHER
+        if isinstance(op, cst.NotEqual):
+            return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
+        if isinstance(op, cst.IsNot | cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+            return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
+        return GuardKind.OTHER
+    if isinstance(test, cst.Name | cst.Attribute | cst.Call):
+        if _mentions_rank(test):
+            return GuardKind.RANK if not negated else GuardKind.OTHER
+        if isinstance(test, cst.Name | cst.Attribute) and not negated:
+            return GuardKind.CONFIG
+    return GuardKind.OTHER
+
+
+def _guard_rank(kind: GuardKind) -> int:
+    return [GuardKind.RANK, GuardKind.CONFIG, GuardKind.PERIODIC, GuardKind.OTHER].index(kind)
+
+
+def _mentions_rank(node: cst.BaseExpression) -> bool:
+    text = (dotted(node) or expr_text(node)).lower()
+    return any(word in text for word in _RANK_WORDS)
+
+
+def _ends_with_jump(suite: cst.BaseSuite) -> bool:
+    if isinstance(suite, cst.IndentedBlock):
+        if not suite.body:
+            return False
+        last = suite.body[-1]
+        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], _JUMPS)
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return bool(suite.body) and isinstance(suite.body[-1], _JUMPS)
+    return False
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    return []
+
+
+_ITER_WRAPPERS = {"enumerate", "tqdm", "zip", "iter", "tqdm.tqdm", "auto.tqdm", "track"}
+
+
+def _iterable_label(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Call) and node.args:
+        name = dotted(node.func) or ""
+        if name in _ITER_WRAPPERS or name.endswith(".tqdm"):
+            node = node.args[0].value
+        else:
+            break
+    text = expr_text(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _is_param_loop(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value in ("parameters", "named_parameters")
+    text = expr_text(node) if isinstance(node, cst.Attribute | cst.Subscript) else ""
+    return "param_groups" in text or text.endswith("['params']") or text.endswith('["params"]')
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    result = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        result.append(params.star_arg)
+    if params.star_kwarg is not None:
+        result.append(params.star_kwarg)
+    return result
+
+
+def _may_update_weights(qual: str, node: cst.Call) -> bool:
+    last = qual.rsplit(".", 1)[-1].lower()
+    if any(word in last for word in ("step", "optim", "update", "zero", "clear")):
+        return True
+    return any(looks_like_optimizer(_simple_text(a.value)) for a in node.args if _simple_text(a.value))
+
+
+def _method(node: cst.Call) -> str | None:
+    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+
+
+def _chain_has_sync(node: cst.BaseExpression) -> bool:
+    while True:
+        if isinstance(node, cst.Call):
+            if _method(node) in _SYNC_METHODS:
+                return True
+            node = node.func
+        elif isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        else:
+            return False
+
+
+def _simple_text(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
+        return expr_text(node)
+    return ""
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        return node.value[1:-1] if node.value[:1] in "'\"" else None
+    return None
+
+
+def _is_false(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value == "False") or (
+        isinstance(node, cst.Integer) and node.value == "0"
+    )
+
+
+__all__ = ["CallFrame", "DeprecatedUse", "ModuleFacts", "classify_guard", "collect"]

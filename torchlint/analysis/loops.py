@@ -1,0 +1,229 @@
+"""The loop model: for each loop, the ordered events of one iteration, with calls into functions and
+methods of the module expanded in place (bounded, recursion-safe), receivers renamed into the
+loop's own terms through the arguments of each call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from torchlint.analysis.model import (
+    CallFrame,
+    Event,
+    Frame,
+    GuardFrame,
+    GuardKind,
+    Kind,
+    LoopFrame,
+    Scope,
+    WithFrame,
+    WithKind,
+)
+from torchlint.analysis.names import rebind, strip_module_wrapper
+from torchlint.analysis.resolve import Roles, call_binding
+
+MAX_CALL_DEPTH = 5
+MAX_EVENTS_PER_LOOP = 20_000
+
+
+@dataclass(frozen=True, eq=False)
+class IterEvent:
+    """One event as it happens during an iteration of a particular loop."""
+
+    event: Event
+    kind: Kind  # may differ from event.kind: `o.step()` is an optimizer step when `o` is one
+    frames: tuple[Frame, ...]  # from inside the loop down to the event, calls included
+    receiver: str | None  # in the loop's terms
+    site: Event  # the event in the loop's own scope through which this one is reached
+    subject_is_tensor: bool | None
+    index: int
+
+    @cached_property
+    def depth(self) -> int:
+        """How many loops (other than loops over parameters) lie between the loop and here."""
+        return sum(1 for f in self.frames if isinstance(f, LoopFrame) and not f.is_param_loop)
+
+    @cached_property
+    def guards(self) -> tuple[GuardFrame, ...]:
+        return tuple(f for f in self.frames if isinstance(f, GuardFrame))
+
+    @cached_property
+    def withs(self) -> tuple[WithFrame, ...]:
+        return tuple(f for f in self.frames if isinstance(f, WithFrame))
+
+    @property
+    def is_unconditional(self) -> bool:
+        return not self.guards
+
+    @property
+    def via_call(self) -> Scope | None:
+        """The first function entered on the way here, when the event is not in the loop itself."""
+        for frame in self.frames:
+            if isinstance(frame, CallFrame):
+                return frame.callee
+        return None
+
+    def in_context(self, kind: WithKind) -> bool:
+        return any(w.kind is kind for w in self.withs)
+
+    def exclusive_with(self, other: IterEvent) -> bool:
+        """Whether the two sit in different branches of the same `if` (never both run)."""
+        mine = {id(g.node): g.branch for g in self.guards}
+        return any(mine.get(id(g.node), g.branch) != g.branch for g in other.guards)
+
+    @property
+    def callee_text(self) -> str | None:
+        """For calls: what is called, in the loop's terms (`model`, `self.model`)."""
+        ref = self.event.callee_ref
+        if not ref:
+            return None
+        if ref[0] == "name":
+            return self.receiver
+        if ref[0] == "method":
+            return f"{self.receiver}.{ref[2]}"
+        return ref[-1]
+
+
+@dataclass(eq=False)
+class LoopModel:
+    loop: LoopFrame
+    events: list[IterEvent]
+
+    def of(self, *kinds: Kind) -> list[IterEvent]:
+        return [e for e in self.events if e.kind in kinds]
+
+    @cached_property
+    def has_backward(self) -> bool:
+        return any(e.kind is Kind.BACKWARD for e in self.events)
+
+    @cached_property
+    def is_step_loop(self) -> bool:
+        """The loop itself does the training work of a step: backward or optimizer step happen
+        in its iteration, not only inside a nested loop."""
+        return any(
+            e.kind in (Kind.BACKWARD, Kind.STEP) and e.depth == 0 for e in self.events
+        )
+
+    @cached_property
+    def inner_loops(self) -> set[int]:
+        """ids of the loop nodes that run inside this loop's iteration (nested or called)."""
+        return {id(f.node) for e in self.events for f in e.frames if isinstance(f, LoopFrame)}
+
+
+class LoopModels:
+    """Builds (lazily, once) the model of every loop in a module."""
+
+    def __init__(self, scopes: list[Scope], roles: Roles) -> None:
+        self._scopes = scopes
+        self.roles = roles
+
+    @cached_property
+    def all(self) -> list[LoopModel]:
+        return [self.build(loop) for scope in self._scopes for loop in scope.loops]
+
+    @cached_property
+    def training(self) -> list[LoopModel]:
+        return [m for m in self.all if m.has_backward]
+
+    def build(self, loop: LoopFrame) -> LoopModel:
+        events: list[IterEvent] = []
+        for event in loop.scope.events:
+            position = _index_of(event.path, loop)
+            if position < 0:
+                continue
+            frames = event.path[position + 1 :]
+            self._add(events, event, frames, event.receiver, event, event.subject_is_tensor, loop)
+            if event.kind is Kind.CALL and event.callee is not None:
+                binding = call_binding(event, event.callee)
+                self._expand(
+                    events,
+                    event.callee,
+                    frames + (CallFrame(event, event.callee),),
+                    binding,
+                    event.tensor_params,
+                    event,
+                    (loop.scope, event.callee),
+                    loop,
+                )
+        return LoopModel(loop, events)
+
+    def _expand(
+        self,
+        out: list[IterEvent],
+        scope: Scope,
+        prefix: tuple[Frame, ...],
+        binding: dict[str, str],
+        tensor_params: frozenset[str],
+        site: Event,
+        stack: tuple[Scope, ...],
+        loop: LoopFrame,
+    ) -> None:
+        if len(stack) > MAX_CALL_DEPTH:
+            return
+        for event in scope.events:
+            if len(out) >= MAX_EVENTS_PER_LOOP:
+                return
+            frames = prefix + event.path
+            receiver = rebind(event.receiver, binding) if event.receiver else None
+            is_tensor = event.subject_is_tensor
+            if is_tensor is None and event.subject is not None:
+                is_tensor = True if event.subject in tensor_params else None
+            self._add(out, event, frames, receiver, site, is_tensor, loop)
+            callee = event.callee
+            if event.kind is Kind.CALL and callee is not None and callee not in stack:
+                inner = call_binding(event, callee)
+                inner = {k: rebind(v, binding) for k, v in inner.items()}
+                inner_tensors = set(event.tensor_params)
+                params = list(callee.params)
+                for param, text in zip(params, event.arg_texts, strict=False):
+                    if text.split(".", 1)[0].split("[", 1)[0] in tensor_params:
+                        inner_tensors.add(param)
+                self._expand(
+                    out,
+                    callee,
+                    frames + (CallFrame(event, callee),),
+                    inner,
+                    frozenset(inner_tensors),
+                    site,
+                    (*stack, callee),
+                    loop,
+                )
+
+    def _add(
+        self,
+        out: list[IterEvent],
+        event: Event,
+        frames: tuple[Frame, ...],
+        receiver: str | None,
+        site: Event,
+        is_tensor: bool | None,
+        loop: LoopFrame,
+    ) -> None:
+        kind = event.kind
+        if kind is Kind.MAYBE_STEP:
+            role = self.roles.role(receiver, loop.scope)
+            if role == "optimizer":
+                kind = Kind.STEP
+            elif role == "scheduler":
+                kind = Kind.SCHEDULER_STEP
+        out.append(IterEvent(event, kind, frames, receiver, site, is_tensor, len(out)))
+
+
+def _index_of(path: tuple[Frame, ...], loop: LoopFrame) -> int:
+    for i, frame in enumerate(path):
+        if frame is loop:
+            return i
+    return -1
+
+
+def same_object(a: str | None, b: str | None) -> bool:
+    """Whether two receiver texts name the same object (`model.module` is `model`)."""
+    if a is None or b is None:
+        return False
+    return strip_module_wrapper(a) == strip_module_wrapper(b)
+
+
+def runs_every_iteration(event: IterEvent) -> bool:
+    """No guard between the loop and the event makes it skip iterations (rank checks and
+    configuration switches still run every step where they are on)."""
+    return all(g.kind in (GuardKind.RANK, GuardKind.CONFIG) for g in event.guards)

@@ -1,0 +1,159 @@
+"""The data the analyzer builds from one file: scopes, loops, context frames and events.
+
+An *event* is one thing training code does that a rule may care about (a backward, an optimizer
+step, a host sync, a call into a function of the same module, ...), recorded in program order with
+the *frames* that surround it inside its scope: loops, `if` guards, `with` blocks, exception handlers.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+
+class Kind(enum.Enum):
+    BACKWARD = "backward"
+    STEP = "step"  # optimizer step (direct or through a GradScaler)
+    MAYBE_STEP = "maybe-step"  # `.step()` on something we cannot classify
+    SCHEDULER_STEP = "scheduler-step"
+    ZERO_GRAD = "zero-grad"
+    SCALER_UPDATE = "scaler-update"
+    SCALER_UNSCALE = "scaler-unscale"
+    MODE_TRAIN = "mode-train"
+    MODE_EVAL = "mode-eval"
+    MODE_UNKNOWN = "mode-unknown"  # `.train(flag)` with a flag we cannot read
+    HOST_SYNC = "host-sync"
+    GRAD_READ = "grad-read"  # reads `.grad` (manual updates, gradient inspection)
+    CALL = "call"  # a call we may expand (project function or method) or that is opaque
+
+
+class GuardKind(enum.Enum):
+    PERIODIC = "periodic"  # `step % N == 0`, `i == 0`: not every iteration
+    RANK = "rank"  # `rank == 0`, `accelerator.is_main_process`: every iteration on that rank
+    CONFIG = "config"  # `if writer is not None`, `if args.log`: a switch, usually on
+    OTHER = "other"
+
+
+class WithKind(enum.Enum):
+    AUTOCAST = "autocast"
+    NO_GRAD = "no-grad"
+    ENABLE_GRAD = "enable-grad"
+    PROFILE = "profile"
+    OTHER = "other"
+
+
+@dataclass(eq=False)
+class LoopFrame:
+    node: cst.For | cst.While
+    scope: Scope
+    iter_text: str  # the iterable's source text ('' for while loops)
+    is_param_loop: bool  # `for p in model.parameters()`: an inner detail, not a loop level
+    # Frames of the scope that enclose the loop (outermost first).
+    outer: tuple[Frame, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"for-loop over `{self.iter_text}`" if self.iter_text else "while-loop"
+
+
+@dataclass(frozen=True, eq=False)
+class GuardFrame:
+    node: cst.CSTNode  # the `if` (or `except`, `case`) deciding this branch
+    branch: int  # 0: the body, 1: the else branch (or the code after `if cond: continue`)
+    kind: GuardKind
+
+
+@dataclass(frozen=True, eq=False)
+class WithFrame:
+    node: cst.CSTNode  # the `with` statement or the decorator
+    kind: WithKind
+    text: str  # the context expression as written
+    autocast_dtype: str | None = None  # "float16", "bfloat16", or None when not stated
+    autocast_device: str | None = None  # "cuda", "cpu", ... or None when not stated
+
+
+@dataclass(frozen=True, eq=False)
+class CallFrame:
+    """Marks where an expanded callee's events were entered from."""
+
+    site: Event
+    callee: Scope
+
+
+Frame = LoopFrame | GuardFrame | WithFrame | CallFrame
+
+
+@dataclass(eq=False)
+class Event:
+    kind: Kind
+    node: cst.CSTNode  # what a finding about this event points at
+    scope: Scope
+    path: tuple[Frame, ...]  # enclosing frames inside the scope, outermost first
+    receiver: str | None = None  # `optimizer`, `self.optimizer`, `optimizers[0]`, ...
+    method: str | None = None  # the called method or function, as written
+    # BACKWARD: "tensor" | "scaled" | "framework" | "autograd"; STEP: "optimizer" | "scaler"
+    via: str | None = None
+    scaler: str | None = None  # the GradScaler used by a scaled backward or a scaler step
+    has_closure: bool = False  # `optimizer.step(closure)`
+    subject: str | None = None  # HOST_SYNC: the value synchronised (its root name)
+    subject_is_tensor: bool | None = None  # None: a parameter; the caller decides
+    # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
+    callee: Scope | None = None
+    callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)
+    arg_texts: tuple[str, ...] = ()
+    kwarg_texts: tuple[tuple[str, str], ...] = ()
+    tensor_params: frozenset[str] = frozenset()  # filled on resolution: params bound to tensors
+    tensor_args: frozenset[int | str] = frozenset()  # arg positions / keywords holding tensors
+
+    @property
+    def loops(self) -> tuple[LoopFrame, ...]:
+        return tuple(f for f in self.path if isinstance(f, LoopFrame))
+
+
+@dataclass(eq=False)
+class Scope:
+    """A function, a method, or the module body, with its events in program order."""
+
+    name: str
+    qualname: str
+    node: cst.CSTNode
+    parent: Scope | None
+    class_name: str | None = None  # for methods: the class that defines them
+    params: tuple[str, ...] = ()
+    decorators: tuple[WithFrame, ...] = ()
+    events: list[Event] = field(default_factory=list)
+    loops: list[LoopFrame] = field(default_factory=list)
+    local_defs: dict[str, Scope] = field(default_factory=dict)  # nested functions
+    # Names holding tensors computed on the device (model outputs, losses, `.to(device)`).
+    # Flow-sensitive while collecting; this is the set at the end of the scope.
+    tensor_names: set[str] = field(default_factory=set)
+
+    @property
+    def is_module(self) -> bool:
+        return self.parent is None
+
+    @property
+    def display_name(self) -> str:
+        return "module level" if self.is_module else f"`{self.qualname}()`"
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    node: cst.ClassDef
+    bases: tuple[str, ...]
+    methods: dict[str, Scope] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ConstructedObject:
+    """`name = Something(...)` where Something is an optimizer, scheduler, scaler or loader."""
+
+    role: str  # "optimizer" | "scheduler" | "scaler" | "dataloader" | "instance"
+    target: str  # the assigned name as written: `opt`, `self.scaler`
+    qualname: str  # what was called: `torch.optim.AdamW`, a project class name, ...
+    node: cst.Call
+    scope: Scope
+    enabled: bool | None = True  # for scalers: False when built with enabled=False

@@ -1,0 +1,218 @@
+"""Cheap name resolution: import aliases, dotted expressions, and what a receiver's name suggests."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+_OPTIMIZER_NAME = re.compile(r"optim|(^|_)opt($|_|s$)", re.IGNORECASE)
+_SCHEDULER_NAME = re.compile(r"sched|(^|_)lr_?s?($|_)|warmup", re.IGNORECASE)
+_SCALER_NAME = re.compile(r"scaler", re.IGNORECASE)
+_FRAMEWORK_NAME = re.compile(r"accelerat|fabric|engine|deepspeed|strategy|trainer", re.IGNORECASE)
+_MODEL_NAME = re.compile(r"model|net|^module$|encoder|decoder|backbone|classifier", re.IGNORECASE)
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of names and attributes; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def expr_text(node: cst.BaseExpression) -> str:
+    """The source text of a small expression, rebuilt without whitespace or comments."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{expr_text(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Subscript):
+        inner = ", ".join(_slice_text(el.slice) for el in node.slice)
+        return f"{expr_text(node.value)}[{inner}]"
+    if isinstance(node, cst.Integer | cst.SimpleString | cst.Float):
+        return node.value
+    if isinstance(node, cst.Call):
+        args = ", ".join(_arg_text(a) for a in node.args)
+        return f"{expr_text(node.func)}({args})"
+    return cst.Module(body=()).code_for_node(node).strip()
+
+
+def _arg_text(arg: cst.Arg) -> str:
+    prefix = f"{arg.keyword.value}=" if arg.keyword else arg.star
+    return prefix + expr_text(arg.value)
+
+
+def _slice_text(slice_: cst.BaseSlice) -> str:
+    if isinstance(slice_, cst.Index):
+        return expr_text(slice_.value)
+    return cst.Module(body=()).code_for_node(slice_).strip()
+
+
+def root_name(node: cst.BaseExpression) -> str | None:
+    """The leftmost name of `a.b[0].c()`-like expressions."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute | cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call):
+            node = node.func
+        else:
+            return None
+
+
+def last_segment(text: str) -> str:
+    """`self.optimizers[0]` -> `optimizers`."""
+    text = re.sub(r"\[[^\]]*\]", "", text)
+    return text.rsplit(".", 1)[-1]
+
+
+def strip_module_wrapper(text: str) -> str:
+    """`model.module` (DataParallel / DDP) and `model._orig_mod` (torch.compile) are the model."""
+    for suffix in (".module", "._orig_mod"):
+        while text.endswith(suffix):
+            text = text[: -len(suffix)]
+    return text
+
+
+def rebind(text: str, binding: dict[str, str]) -> str:
+    """Rename the root of `text` through a parameter binding: `opt.step` with {opt: self.o}."""
+    if not binding:
+        return text
+    match = re.match(r"[A-Za-z_][A-Za-z0-9_]*", text)
+    if not match:
+        return text
+    root = match.group(0)
+    if root in binding:
+        return binding[root] + text[match.end() :]
+    return text
+
+
+def looks_like_optimizer(text: str) -> bool:
+    seg = last_segment(text)
+    return bool(_OPTIMIZER_NAME.search(seg)) and not _SCHEDULER_NAME.search(seg)
+
+
+def looks_like_scheduler(text: str) -> bool:
+    return bool(_SCHEDULER_NAME.search(last_segment(text)))
+
+
+def looks_like_scaler(text: str) -> bool:
+    return bool(_SCALER_NAME.search(last_segment(text)))
+
+
+def looks_like_framework(text: str) -> bool:
+    return bool(_FRAMEWORK_NAME.search(last_segment(text)))
+
+
+def looks_like_model(text: str) -> bool:
+    return bool(_MODEL_NAME.search(last_segment(strip_module_wrapper(text))))
+
+
+class ImportTable:
+    """Local names bound by imports, mapped to the qualified names they stand for."""
+
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted(alias.name)  # type: ignore[arg-type]
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = full
+            else:
+                head = full.split(".", 1)[0]
+                self.aliases[head] = head
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None:
+            return
+        module = dotted(node.module)
+        if module is None or isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{module}.{alias.name.value}"
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """`F.cross_entropy` -> `torch.nn.functional.cross_entropy` when `F` is an import."""
+        text = dotted(node)
+        if text is None:
+            return None
+        head, _, rest = text.partition(".")
+        target = self.aliases.get(head)
+        if target is None:
+            return None
+        return f"{target}.{rest}" if rest else target
+
+
+# --- What constructors build ------------------------------------------------------------------
+
+_SCALER_CLASSES = {
+    "torch.cuda.amp.GradScaler",
+    "torch.amp.GradScaler",
+    "torch.GradScaler",
+    "torch.cpu.amp.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler",
+    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
+}
+_SCHEDULER_PREFIXES = ("torch.optim.lr_scheduler.", "timm.scheduler.", "torch.optim.swa_utils.SWALR")
+_SCHEDULER_FACTORIES = re.compile(r"^transformers(\.optimization)?\.get_\w*schedule\w*$")
+_OPTIMIZER_PREFIXES = (
+    "torch.optim.",
+    "bitsandbytes.optim.",
+    "bnb.optim.",
+    "apex.optimizers.",
+    "timm.optim.",
+    "deepspeed.ops.",
+    "torch.distributed.optim.",
+    "transformers.AdamW",
+    "transformers.Adafactor",
+    "transformers.optimization.",
+)
+_DATALOADER_CLASSES = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+
+
+def constructor_role(qualname: str) -> str | None:
+    if qualname in _SCALER_CLASSES:
+        return "scaler"
+    if qualname in _DATALOADER_CLASSES:
+        return "dataloader"
+    if qualname.startswith(_SCHEDULER_PREFIXES) or _SCHEDULER_FACTORIES.match(qualname):
+        return "scheduler"
+    if qualname.startswith(_OPTIMIZER_PREFIXES):
+        last = qualname.rsplit(".", 1)[-1]
+        if last[:1].isupper() or last.startswith("create_optimizer"):
+            return "optimizer"
+    return None
+
+
+AUTOCAST_FUNCTIONS = {
+    "torch.autocast": None,
+    "torch.amp.autocast": None,
+    "torch.amp.autocast_mode.autocast": None,
+    "torch.cuda.amp.autocast": "cuda",
+    "torch.cuda.amp.autocast_mode.autocast": "cuda",
+    "torch.cpu.amp.autocast": "cpu",
+}
+NO_GRAD_FUNCTIONS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
+ENABLE_GRAD_FUNCTIONS = {"torch.enable_grad", "torch.autograd.enable_grad"}
+PROFILE_FUNCTIONS = {
+    "torch.profiler.profile",
+    "torch.autograd.profiler.profile",
+    "torch.profiler.record_function",
+    "torch.autograd.profiler.record_function",
+    "torch.cuda.nvtx.range",
+}

@@ -1,0 +1,150 @@
+"""Decisions that need the whole module: which `.step()` is an optimizer's, and which calls lead
+into functions and methods defined in the module."""
+
+from __future__ import annotations
+
+from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.model import ClassInfo, Event, Kind, Scope
+from torchlint.analysis.names import (
+    looks_like_optimizer,
+    looks_like_scaler,
+    looks_like_scheduler,
+)
+
+
+class Roles:
+    """What a receiver is (`optimizer`, `scheduler`, `scaler`, `dataloader`, `instance`), from the
+    objects the module constructs, falling back to what its name says."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self._by_target: dict[str, list[tuple[str, Scope]]] = {}
+        for obj in facts.constructed:
+            self._by_target.setdefault(obj.target, []).append((obj.role, obj.scope))
+
+    def targets_with_role(self, role: str) -> list[str]:
+        return [t for t, entries in self._by_target.items() if any(r == role for r, _ in entries)]
+
+    def constructed_role(self, text: str, scope: Scope | None = None) -> str | None:
+        entries = self._by_target.get(text)
+        if not entries:
+            return None
+        if text.startswith("self.") and scope is not None:
+            for role, where in entries:
+                if where.class_name == scope.class_name:
+                    return role
+            return None
+        return entries[0][0]
+
+    def role(self, text: str | None, scope: Scope | None = None) -> str | None:
+        if not text:
+            return None
+        known = self.constructed_role(text, scope)
+        if known is None and "[" in text:
+            known = self.constructed_role(text.split("[", 1)[0], scope)
+        if known is not None:
+            return known
+        if looks_like_scaler(text):
+            return "scaler"
+        if looks_like_scheduler(text):
+            return "scheduler"
+        if looks_like_optimizer(text):
+            return "optimizer"
+        return None
+
+
+def resolve(facts: ModuleFacts) -> Roles:
+    roles = Roles(facts)
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind is Kind.MAYBE_STEP:
+                _classify_step(event, roles)
+            elif event.kind is Kind.CALL:
+                event.callee = _resolve_call(event, facts, roles)
+                if event.callee is not None:
+                    event.tensor_params = _tensor_params(event, event.callee)
+    return roles
+
+
+def _classify_step(event: Event, roles: Roles) -> None:
+    role = roles.role(event.receiver, event.scope)
+    if role == "optimizer":
+        event.kind = Kind.STEP
+        event.via = "optimizer"
+    elif role == "scheduler":
+        event.kind = Kind.SCHEDULER_STEP
+
+
+def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | None:
+    ref = event.callee_ref
+    scope = event.scope
+    if ref[0] == "name":
+        name = ref[1]
+        current: Scope | None = scope
+        while current is not None:
+            if name in current.local_defs:
+                return current.local_defs[name]
+            current = current.parent
+        return facts.functions.get(name)
+    if ref[0] == "super":
+        cls = facts.classes.get(scope.class_name or "")
+        if cls is None:
+            return None
+        for base in cls.bases:
+            found = _find_method(facts, facts.classes.get(base), ref[1], set())
+            if found is not None:
+                return found
+        return None
+    if ref[0] == "method":
+        receiver, method = ref[1], ref[2]
+        if receiver == "self":
+            return _find_method(facts, facts.classes.get(scope.class_name or ""), method, set())
+        for obj in facts.constructed:
+            if obj.role == "instance" and obj.target == receiver:
+                return _find_method(facts, facts.classes.get(obj.qualname), method, set())
+    return None
+
+
+def _find_method(
+    facts: ModuleFacts, cls: ClassInfo | None, method: str, seen: set[str]
+) -> Scope | None:
+    if cls is None or cls.name in seen:
+        return None
+    seen.add(cls.name)
+    if method in cls.methods:
+        return cls.methods[method]
+    for base in cls.bases:
+        found = _find_method(facts, facts.classes.get(base), method, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def _tensor_params(event: Event, callee: Scope) -> frozenset[str]:
+    params = list(callee.params)
+    if callee.class_name is not None and params and event.callee_ref[0] != "name":
+        params = params[1:]  # self
+    result = set()
+    for key in event.tensor_args:
+        if isinstance(key, int):
+            if key < len(params):
+                result.add(params[key])
+        elif key in callee.params:
+            result.add(key)
+    return frozenset(result)
+
+
+def call_binding(event: Event, callee: Scope) -> dict[str, str]:
+    """Parameter name -> the caller's argument text, for simple arguments."""
+    params = list(callee.params)
+    binding: dict[str, str] = {}
+    if callee.class_name is not None and params and event.callee_ref[0] != "name":
+        self_param = params.pop(0)
+        ref = event.callee_ref
+        binding[self_param] = ref[1] if ref[0] == "method" else "self"
+    for param, text in zip(params, event.arg_texts, strict=False):
+        if text:
+            binding[param] = text
+    for key, text in event.kwarg_texts:
+        if text and key in callee.params:
+            binding[key] = text
+    return binding

@@ -1,0 +1,115 @@
+"""Decoding and parsing a file, once, into something every later stage shares."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from torchlint.diagnostics import Location
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class SourceDecodeError(Exception):
+    """The bytes of a file cannot be decoded as Python source."""
+
+
+def decode_source(data: bytes) -> str:
+    """Decode bytes the way Python does: BOM, then a PEP 263 coding cookie, then UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # unknown or conflicting coding cookie
+        raise SourceDecodeError(str(exc)) from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise SourceDecodeError(f"cannot decode as {encoding}: {exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+@dataclass
+class LineIndex:
+    """Maps character offsets in a text to 1-based (row, column) locations."""
+
+    text: str
+    _starts: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+
+    def location(self, offset: int) -> Location:
+        row = bisect_right(self._starts, offset) - 1
+        return Location(row + 1, offset - self._starts[row] + 1)
+
+    def offset(self, location: Location) -> int:
+        row = min(max(location.row, 1), len(self._starts)) - 1
+        return self._starts[row] + location.column - 1
+
+    def line(self, row: int) -> str:
+        """The text of a 1-based row, without its line ending."""
+        if not 1 <= row <= len(self._starts):
+            return ""
+        start = self._starts[row - 1]
+        end = self._starts[row] if row < len(self._starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+
+@dataclass
+class ParsedSource:
+    text: str
+    module: cst.Module
+    lines: LineIndex
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    message: str
+    location: Location
+
+
+def parse_source(text: str) -> ParsedSource | ParseFailure:
+    """Parse `text` with libcst; a failure becomes a located message, never an exception."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        fallback = ParseFailure(
+            _first_line(exc.message) or "invalid syntax",
+            Location(max(exc.raw_line, 1), exc.raw_column + 1),
+        )
+        return _python_syntax_error(text) or fallback
+    except RecursionError:
+        return ParseFailure("the file is nested too deeply to parse", Location(1, 1))
+    except Exception as exc:  # libcst's native parser can raise other errors on odd input
+        return _python_syntax_error(text) or ParseFailure(f"cannot parse: {exc}", Location(1, 1))
+    return ParsedSource(text, module, LineIndex(text))
+
+
+def _first_line(message: str) -> str:
+    lines = message.strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _python_syntax_error(text: str) -> ParseFailure | None:
+    """CPython's own parser words syntax errors best and places them exactly; we ask it only
+    after libcst has failed, so the cost is paid on broken files alone."""
+    try:
+        compile(text, "<torchlint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+    except SyntaxError as exc:
+        row = exc.lineno or 1
+        column = exc.offset or 1
+        return ParseFailure(exc.msg, Location(max(row, 1), max(column, 1)))
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, deep nesting
+        return ParseFailure(str(exc) or type(exc).__name__, Location(1, 1))
+    return None

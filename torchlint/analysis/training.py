@@ -1,0 +1,150 @@
+"""Questions about training semantics that several rules ask of the loop model."""
+
+from __future__ import annotations
+
+import re
+
+from torchlint.analysis.loops import IterEvent, LoopModel
+from torchlint.analysis.model import Event, Kind, LoopFrame, Scope
+from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
+from torchlint.analysis.resolve import Roles
+
+# A file that never mentions an optimizer is not training anything: its backward loops compute
+# gradients for inspection (saliency maps, gradient checks) and need no step.
+OPTIMIZER_EVIDENCE = re.compile(r"optim|Optimizer|(\b|_)opt(\b|_)|\.step\(")
+
+_UPDATE_WORDS = ("step", "optim", "update")
+_CLEAR_WORDS = ("zero", "clear", "reset")
+
+
+def mentions_optimizer(text: str) -> bool:
+    return bool(OPTIMIZER_EVIDENCE.search(text))
+
+
+def is_opaque_call(event: Event) -> bool:
+    return event.kind is Kind.CALL and event.callee is None
+
+
+def passes_optimizer(event: Event, roles: Roles) -> bool:
+    texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
+    return any(t and roles.role(t, event.scope) == "optimizer" for t in texts)
+
+
+def _called_name(event: Event) -> str:
+    return (event.method or "").lower()
+
+
+def may_step(e: IterEvent, roles: Roles) -> bool:
+    """An optimizer update may happen here: a step, an unclassified `.step()`, a manual update
+    that reads `.grad`, or a call we cannot see into that is handed the optimizer or says so."""
+    if e.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
+        return True
+    if is_opaque_call(e.event):
+        name = _called_name(e.event)
+        return any(w in name for w in _UPDATE_WORDS) or passes_optimizer(e.event, roles)
+    return False
+
+
+def may_clear(e: IterEvent, roles: Roles) -> bool:
+    """Gradients may be cleared here."""
+    if e.kind is Kind.ZERO_GRAD:
+        return True
+    if is_opaque_call(e.event):
+        name = _called_name(e.event)
+        return any(w in name for w in _CLEAR_WORDS) or passes_optimizer(e.event, roles)
+    return False
+
+
+def scope_may_step(scope: Scope, roles: Roles, outside: LoopFrame | None = None) -> bool:
+    """Whether `scope` (outside `outside`, when given) or a function it calls may step."""
+    seen: set[int] = set()
+
+    def visit(current: Scope, depth: int) -> bool:
+        if id(current) in seen or depth > 4:
+            return False
+        seen.add(id(current))
+        for event in current.events:
+            if outside is not None and current is scope and outside in event.path:
+                continue
+            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
+                return True
+            if event.kind is Kind.CALL:
+                if event.callee is not None:
+                    if visit(event.callee, depth + 1):
+                        return True
+                elif any(w in _called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
+                    event, roles
+                ):
+                    return True
+        return False
+
+    return visit(scope, 0)
+
+
+def is_whole_model(text: str | None) -> bool:
+    """`model`, `self.model`, `model.module`: the whole network, not `model.encoder`."""
+    if not text:
+        return False
+    text = strip_module_wrapper(text)
+    if text.startswith("self."):
+        text = text[5:]
+    return "." not in text and "[" not in text
+
+
+def clears_all_gradients(e: IterEvent, roles: Roles) -> bool:
+    """A clear that resets the gradients the optimizer steps with (not one sub-module's)."""
+    if e.kind is not Kind.ZERO_GRAD:
+        return False
+    if e.event.method == "grad":  # `p.grad = None` inside `for p in X.parameters()`
+        for frame in reversed(e.frames):
+            if isinstance(frame, LoopFrame) and frame.is_param_loop:
+                owner = frame.iter_text.rsplit(".", 1)[0]
+                return is_whole_model(owner) or "param_groups" in frame.iter_text
+        return False
+    return roles.role(e.receiver, e.event.scope) == "optimizer" or is_whole_model(e.receiver)
+
+
+def clears_for(zero: IterEvent, step: IterEvent, roles: Roles) -> bool:
+    """Whether clearing `zero` affects the gradients that `step` applies."""
+    if roles.role(zero.receiver, zero.event.scope) == "optimizer":
+        return zero.receiver == step.receiver
+    return True
+
+
+def first(events: list[IterEvent], kind: Kind) -> IterEvent | None:
+    return next((e for e in events if e.kind is kind), None)
+
+
+def forwards(model: LoopModel, receiver: str) -> bool:
+    """Whether the loop runs `receiver` as a function (a forward pass of that model)."""
+    target = strip_module_wrapper(receiver)
+    for e in model.events:
+        if e.kind is Kind.CALL and e.event.callee is None and e.callee_text is not None:
+            if strip_module_wrapper(e.callee_text) == target:
+                return True
+    return False
+
+
+def optimizer_name(roles: Roles, model: LoopModel) -> str:
+    """The name of an optimizer the loop can see, for messages; `optimizer` when none."""
+    for e in model.events:
+        for text in (e.receiver, *e.event.arg_texts):
+            if text and roles.role(text, e.event.scope) == "optimizer":
+                return text
+    known = roles.targets_with_role("optimizer")
+    return known[0] if known else "optimizer"
+
+
+__all__ = [
+    "clears_all_gradients",
+    "clears_for",
+    "first",
+    "forwards",
+    "is_whole_model",
+    "looks_like_optimizer",
+    "may_clear",
+    "may_step",
+    "mentions_optimizer",
+    "optimizer_name",
+    "scope_may_step",
+]

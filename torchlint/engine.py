@@ -1,0 +1,137 @@
+"""`analyze()`: source text in, diagnostics out. The CLI, the language server and the fixer all
+call this one function."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+
+from torchlint.analysis.collect import collect
+from torchlint.analysis.loops import LoopModels
+from torchlint.analysis.positions import PositionIndex
+from torchlint.analysis.resolve import resolve
+from torchlint.analysis.source import (
+    ParseFailure,
+    ParsedSource,
+    SourceDecodeError,
+    decode_source,
+    parse_source,
+)
+from torchlint.diagnostics import Diagnostic, Location
+from torchlint.rules.base import RuleContext
+from torchlint.rules.syntax_error import SyntaxErrorRule
+from torchlint.selection import RuleSelection
+from torchlint.suppression import Suppressions
+
+DEFAULT_SELECTION = RuleSelection()
+
+
+@dataclass
+class Analysis:
+    """Everything one run over one file produced."""
+
+    filename: str
+    text: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Rules that crashed on this file (internal errors): the rest still ran.
+    errors: list[str] = field(default_factory=list)
+    parsed: ParsedSource | None = None
+    loops: LoopModels | None = None
+    positions: PositionIndex | None = None
+
+
+def analyze(
+    text: str, filename: str = "<stdin>", selection: RuleSelection = DEFAULT_SELECTION
+) -> list[Diagnostic]:
+    return analyze_source(text, filename, selection).diagnostics
+
+
+def analyze_bytes(
+    data: bytes, filename: str, selection: RuleSelection = DEFAULT_SELECTION
+) -> Analysis:
+    try:
+        text = decode_source(data)
+    except SourceDecodeError as exc:
+        analysis = Analysis(filename, "")
+        if selection.enabled(SyntaxErrorRule):
+            analysis.diagnostics.append(
+                _syntax_diagnostic(filename, f"cannot read the file as Python source: {exc}",
+                                   Location(1, 1))
+            )
+        return analysis
+    return analyze_source(text, filename, selection)
+
+
+def analyze_source(
+    text: str, filename: str = "<stdin>", selection: RuleSelection = DEFAULT_SELECTION
+) -> Analysis:
+    analysis = Analysis(filename, text)
+    rules = selection.rules()
+    parsed = parse_source(text)
+    suppressions = Suppressions(text)
+    if isinstance(parsed, ParseFailure):
+        if SyntaxErrorRule in rules and not suppressions.suppressed(
+            SyntaxErrorRule.code, (parsed.location.row,)
+        ):
+            analysis.diagnostics.append(
+                _syntax_diagnostic(filename, parsed.message, parsed.location)
+            )
+        return analysis
+    analysis.parsed = parsed
+    try:
+        facts = collect(parsed)
+    except RecursionError:
+        analysis.errors.append(f"{filename}: nested too deeply to analyse; skipped")
+        return analysis
+    roles = resolve(facts)
+    loops = LoopModels(facts.scopes, roles)
+    positions = PositionIndex(parsed)
+    analysis.loops, analysis.positions = loops, positions
+    ctx = RuleContext(facts, roles, loops, positions, filename)
+    for rule in rules:
+        if rule is SyntaxErrorRule:
+            continue
+        ctx._rule = rule
+        before = len(ctx.findings)
+        try:
+            rule().check(ctx)
+        except Exception as exc:  # one broken rule must not take the others down
+            del ctx.findings[before:]
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            analysis.errors.append(f"{filename}: rule {rule.code} failed: {detail}")
+    seen: set[tuple[str, int]] = set()
+    for finding in ctx.findings:
+        key = (finding.rule.code, id(finding.node))
+        if key in seen:
+            continue
+        seen.add(key)
+        span = positions.span(finding.node)
+        if suppressions.suppressed(finding.rule.code, (span.start.row, span.end.row)):
+            continue
+        analysis.diagnostics.append(
+            Diagnostic(
+                code=finding.rule.code,
+                name=finding.rule.name,
+                message=finding.message,
+                severity=finding.rule.severity,
+                filename=filename,
+                location=span.start,
+                end_location=span.end,
+                fix=finding.fix,
+                related=finding.related,
+            )
+        )
+    analysis.diagnostics.sort(key=lambda d: d.sort_key)
+    return analysis
+
+
+def _syntax_diagnostic(filename: str, message: str, location: Location) -> Diagnostic:
+    return Diagnostic(
+        code=SyntaxErrorRule.code,
+        name=SyntaxErrorRule.name,
+        message=f"Syntax error: {message}; nothing else in this file was checked.",
+        severity=SyntaxErrorRule.severity,
+        filename=filename,
+        location=location,
+        end_location=Location(location.row, location.column + 1),
+    )

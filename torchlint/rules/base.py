@@ -1,0 +1,87 @@
+"""What a rule is, and what it gets to look at."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.loops import IterEvent, LoopModels
+from torchlint.analysis.positions import PositionIndex
+from torchlint.analysis.resolve import Roles
+from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
+
+
+class Rule:
+    """One check. Subclasses set the class attributes and implement `check`."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    family: ClassVar[str]  # "loop" | "amp" | "speed" | "data" | "syntax"
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]  # one line, shown by `torchlint rules` and in SARIF
+    default_enabled: ClassVar[bool] = True
+    fixable: ClassVar[bool] = False
+
+    def check(self, ctx: RuleContext) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a rule reports, before positions are resolved into a Diagnostic."""
+
+    rule: type[Rule]
+    node: cst.CSTNode
+    message: str
+    fix: Fix | None = None
+    related: tuple[tuple[str, Location], ...] = ()
+
+
+@dataclass
+class RuleContext:
+    facts: ModuleFacts
+    roles: Roles
+    loops: LoopModels
+    positions: PositionIndex
+    filename: str
+    findings: list[Finding] = field(default_factory=list)
+    _rule: type[Rule] | None = None
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: Fix | None = None,
+        related: Iterable[tuple[str, Location]] = (),
+    ) -> None:
+        assert self._rule is not None
+        self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
+
+    # --- helpers for messages and fixes ------------------------------------------------
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        return self.positions.span(node).start.row
+
+    def text(self, node: cst.CSTNode) -> str:
+        return self.positions.text(node)
+
+    def where(self, event: IterEvent) -> str:
+        """' (in `evaluate()`, line 41)' when the event is reached through a call, else ''."""
+        callee = event.event.scope
+        if event.via_call is None:
+            return ""
+        return f" (in {callee.display_name}, line {self.line_of(event.event.node)})"
+
+    def replace(self, node: cst.CSTNode, content: str) -> Edit:
+        span = self.positions.span(node)
+        return Edit(content, span.start, span.end)
+
+    def insert_at(self, location: Location, content: str) -> Edit:
+        return Edit(content, location, location)
+
+    def fix(self, applicability: Applicability, message: str, *edits: Edit) -> Fix:
+        return Fix(applicability, message, tuple(edits))

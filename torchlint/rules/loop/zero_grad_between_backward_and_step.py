@@ -1,0 +1,57 @@
+"""TL103: the gradients are cleared after backward computed them and before step uses them."""
+
+from __future__ import annotations
+
+from torchlint.analysis.model import Kind
+from torchlint.analysis.training import clears_all_gradients, clears_for
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class ZeroGradBetweenBackwardAndStep(Rule):
+    code = "TL103"
+    name = "zero-grad-between-backward-and-step"
+    family = "loop"
+    severity = Severity.ERROR
+    summary = "In one iteration, gradients are cleared after backward and before the step."
+
+    def check(self, ctx: RuleContext) -> None:
+        for model in ctx.loops.all:
+            if not model.is_step_loop:
+                continue
+            events = model.events
+            for z in events:
+                if not clears_all_gradients(z, ctx.roles):
+                    continue
+                after = events[z.index + 1 :]
+                step = next(
+                    (
+                        e
+                        for e in after
+                        if e.kind is Kind.STEP
+                        and clears_for(z, e, ctx.roles)
+                        and not e.exclusive_with(z)
+                    ),
+                    None,
+                )
+                if step is None:
+                    continue
+                between = events[z.index + 1 : step.index]
+                if any(e.kind is Kind.BACKWARD and not e.exclusive_with(z) for e in between):
+                    continue  # fresh gradients are computed before the step
+                backward = None
+                for e in reversed(events[: z.index]):
+                    if e.kind is Kind.STEP and clears_for(z, e, ctx.roles):
+                        break  # that backward's gradients were already used
+                    if e.kind is Kind.BACKWARD and not e.exclusive_with(z):
+                        backward = e
+                        break
+                if backward is None:
+                    continue
+                ctx.report(
+                    z.event.node,
+                    f"`{ctx.text(z.event.node)}` runs after `{ctx.text(backward.event.node)}` and "
+                    f"before `{ctx.text(step.event.node)}`{ctx.where(z)}, so the step applies "
+                    "cleared gradients and the model never learns; clear the gradients before "
+                    "the backward pass instead.",
+                )

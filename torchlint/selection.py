@@ -1,0 +1,59 @@
+"""Which rules run: `select` / `ignore` lists of codes, code prefixes, names or `ALL`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from torchlint.rules import ALL_RULES, BY_NAME, Rule
+
+
+class SelectorError(ValueError):
+    """A selector that names no rule."""
+
+
+def _matches(selector: str, rule: type[Rule]) -> bool:
+    key = selector.strip()
+    if key.upper() == "ALL":
+        return True
+    if key.lower() == rule.name:
+        return True
+    return rule.code.startswith(key.upper()) and key.upper().startswith("TL")
+
+
+def validate_selectors(selectors: Iterable[str], origin: str) -> tuple[str, ...]:
+    result = []
+    for selector in selectors:
+        key = selector.strip()
+        if not key:
+            continue
+        if not any(_matches(key, rule) for rule in ALL_RULES):
+            known = ", ".join(sorted(BY_NAME)[:3])
+            raise SelectorError(
+                f"{origin}: `{key}` matches no rule (use a code such as TL101, a prefix such "
+                f"as TL1, a name such as {known}, or ALL)"
+            )
+        result.append(key)
+    return tuple(result)
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    select: tuple[str, ...] | None = None  # None: the rules enabled by default
+    ignore: tuple[str, ...] = ()
+
+    def enabled(self, rule: type[Rule]) -> bool:
+        if self.select is None:
+            chosen = rule.default_enabled
+        else:
+            chosen = any(_matches(s, rule) for s in self.select)
+        return chosen and not any(_matches(s, rule) for s in self.ignore)
+
+    def rules(self) -> tuple[type[Rule], ...]:
+        return tuple(rule for rule in ALL_RULES if self.enabled(rule))
+
+    def with_ignored(self, more: Iterable[str]) -> RuleSelection:
+        return RuleSelection(self.select, (*self.ignore, *more))
+
+    def cache_key(self) -> str:
+        return ",".join(rule.code for rule in self.rules())
