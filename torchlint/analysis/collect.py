@@ -35,6 +35,7 @@ from torchlint.analysis.names import (
     dotted,
     expr_text,
     looks_like_framework,
+    looks_like_model,
     looks_like_optimizer,
     looks_like_scaler,
     root_name,
@@ -374,8 +375,13 @@ class _Collector:
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value == "enabled":
                     enabled = False if _is_false(arg.value) else None
+            owner = None
+            if role == "optimizer" and call.args:
+                first = call.args[0].value
+                if isinstance(first, cst.Call) and _method(first) in ("parameters", "named_parameters"):
+                    owner = expr_text(first.func.value)  # type: ignore[attr-defined]
             self.facts.constructed.append(
-                ConstructedObject(role, target, qual, call, self.scope, enabled)
+                ConstructedObject(role, target, qual, call, self.scope, enabled, owner)
             )
         elif isinstance(call.func, cst.Name) and call.func.value in self.class_methods:
             self.instances[target] = call.func.value
@@ -500,8 +506,9 @@ class _Collector:
             return
         if name == "print" and not shadowed:
             for arg in node.args:
-                if self.prints_tensor(arg.value):
-                    self.sync_of_value(node, arg.value, "print")
+                printed = self.printed_tensor(arg.value)
+                if printed is not None:
+                    self.sync_of_value(node, printed, "print")
                     return
             return
         if name in _NON_TENSOR_BUILTINS and not shadowed:
@@ -645,16 +652,22 @@ class _Collector:
             receiver=expr_text(value) if method in _SYNC_METHODS else None,
         )
 
-    def prints_tensor(self, value: cst.BaseExpression) -> bool:
+    def printed_tensor(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The tensor (or the parameter that may hold one) that printing `value` formats."""
         if isinstance(value, cst.FormattedString):
-            return any(
-                isinstance(p, cst.FormattedStringExpression) and self.prints_tensor(p.expression)
-                for p in value.parts
-            )
+            for part in value.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    found = self.printed_tensor(part.expression)
+                    if found is not None:
+                        return found
+            return None
+        if self.is_tensor(value):
+            return value
         if isinstance(value, cst.Name | cst.Attribute | cst.Subscript):
             root = root_name(value)
-            return self.is_tensor(value) or (root in self.scope.params and root != "self")
-        return self.is_tensor(value)
+            if root in self.scope.params and root != "self":
+                return value
+        return None
 
     # --- what values are ------------------------------------------------------------------
 
@@ -694,7 +707,9 @@ class _Collector:
                 return False
             if method in ("to", "cuda"):
                 target = node.args[0].value if node.args else None
-                return not (target is not None and _string_value(target) == "cpu")
+                if target is not None and _string_value(target) == "cpu":
+                    return False
+                return not self.is_module_object(func.value)
             if self.is_tensor(func.value):
                 return True
         if isinstance(func, cst.Name | cst.Attribute):
@@ -711,6 +726,17 @@ class _Collector:
             # A call of a variable: a model or a loss module.
             return not name.lower().endswith(("bar", "logger", "writer", "meter"))
         return False
+
+    def is_module_object(self, node: cst.BaseExpression) -> bool:
+        """`nn.Linear(...)`, `Net()`, `model`: a module being moved, not a tensor."""
+        if isinstance(node, cst.Call):
+            qual = self.imports.qualify(node.func) or ""
+            last = qual.rsplit(".", 1)[-1]
+            if qual.startswith("torch.nn.") and last[:1].isupper():
+                return True
+            return isinstance(node.func, cst.Name) and node.func.value in self.class_methods
+        text = dotted(node)
+        return text is not None and looks_like_model(text)
 
     def resolve_local(self, name: str) -> Scope | None:
         scope: Scope | None = self.scope
@@ -838,7 +864,7 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
 
 def _may_update_weights(qual: str, node: cst.Call) -> bool:
     last = qual.rsplit(".", 1)[-1].lower()
-    if any(word in last for word in ("step", "optim", "update", "zero", "clear")):
+    if any(word in last for word in ("step", "optim", "update", "zero", "clear", "reset")):
         return True
     return any(looks_like_optimizer(_simple_text(a.value)) for a in node.args if _simple_text(a.value))
 

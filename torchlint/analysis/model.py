@@ -157,3 +157,4 @@ class ConstructedObject:
     node: cst.Call
     scope: Scope
     enabled: bool | None = True  # for scalers: False when built with enabled=False
+    params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`

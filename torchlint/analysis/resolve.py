@@ -18,8 +18,15 @@ class Roles:
 
     def __init__(self, facts: ModuleFacts) -> None:
         self._by_target: dict[str, list[tuple[str, Scope]]] = {}
+        self._owners: dict[str, str] = {}
         for obj in facts.constructed:
             self._by_target.setdefault(obj.target, []).append((obj.role, obj.scope))
+            if obj.params_owner is not None:
+                self._owners[obj.target] = obj.params_owner
+
+    def optimizer_owner(self, optimizer: str | None) -> str | None:
+        """The model whose parameters an optimizer was built on, when the module shows it."""
+        return self._owners.get(optimizer) if optimizer else None
 
     def targets_with_role(self, role: str) -> list[str]:
         return [t for t, entries in self._by_target.items() if any(r == role for r, _ in entries)]

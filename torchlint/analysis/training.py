@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from torchlint.analysis.loops import IterEvent, LoopModel
-from torchlint.analysis.model import Event, Kind, LoopFrame, Scope
+from torchlint.analysis.loops import IterEvent, LoopModel, same_object
+from torchlint.analysis.model import Event, Kind, LoopFrame, Scope, WithKind
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
 from torchlint.analysis.resolve import Roles
 
@@ -108,7 +108,24 @@ def clears_for(zero: IterEvent, step: IterEvent, roles: Roles) -> bool:
     """Whether clearing `zero` affects the gradients that `step` applies."""
     if roles.role(zero.receiver, zero.event.scope) == "optimizer":
         return zero.receiver == step.receiver
+    owner = roles.optimizer_owner(step.receiver)
+    cleared = _cleared_model(zero)
+    if owner is not None and cleared is not None:
+        return same_object(_unself(owner), _unself(cleared))
     return True
+
+
+def _unself(text: str) -> str:
+    return text[5:] if text.startswith("self.") else text
+
+
+def _cleared_model(zero: IterEvent) -> str | None:
+    if zero.event.method == "grad":
+        for frame in reversed(zero.frames):
+            if isinstance(frame, LoopFrame) and frame.is_param_loop:
+                return frame.iter_text.rsplit(".", 1)[0]
+        return None
+    return zero.receiver
 
 
 def first(events: list[IterEvent], kind: Kind) -> IterEvent | None:
@@ -116,9 +133,11 @@ def first(events: list[IterEvent], kind: Kind) -> IterEvent | None:
 
 
 def forwards(model: LoopModel, receiver: str) -> bool:
-    """Whether the loop runs `receiver` as a function (a forward pass of that model)."""
+    """Whether the loop runs `receiver` as a function with gradients on (a training forward)."""
     target = strip_module_wrapper(receiver)
     for e in model.events:
+        if e.in_context(WithKind.NO_GRAD):
+            continue
         if e.kind is Kind.CALL and e.event.callee is None and e.callee_text is not None:
             if strip_module_wrapper(e.callee_text) == target:
                 return True
