@@ -55,8 +55,9 @@ def analyze_bytes(
         analysis = Analysis(filename, "")
         if selection.enabled(SyntaxErrorRule):
             analysis.diagnostics.append(
-                _syntax_diagnostic(filename, f"cannot read the file as Python source: {exc}",
-                                   Location(1, 1))
+                _syntax_diagnostic(
+                    filename, f"cannot read the file as Python source: {exc}", Location(exc.row, 1)
+                )
             )
         return analysis
     return analyze_source(text, filename, selection)
@@ -85,7 +86,7 @@ def analyze_source(
         return analysis
     roles = resolve(facts)
     loops = LoopModels(facts.scopes, roles)
-    positions = PositionIndex(parsed)
+    positions = PositionIndex(parsed, facts.anchors)
     analysis.loops, analysis.positions = loops, positions
     ctx = RuleContext(facts, roles, loops, positions, filename)
     for rule in rules:

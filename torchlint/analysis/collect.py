@@ -7,7 +7,9 @@ expressions, by hand, and records *events* in evaluation order (arguments before
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -40,6 +42,7 @@ from torchlint.analysis.names import (
     looks_like_scaler,
     root_name,
 )
+from torchlint.analysis.positions import Anchor
 from torchlint.analysis.source import ParsedSource
 
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
@@ -72,6 +75,8 @@ class ModuleFacts:
     constructed: list[ConstructedObject] = field(default_factory=list)
     deprecated_amp: list[DeprecatedUse] = field(default_factory=list)
     top_level_imports: list[cst.SimpleStatementLine] = field(default_factory=list)
+    # For each expression walked: the statement or header it sits in (see positions.py).
+    anchors: dict[int, Anchor] = field(default_factory=dict)
 
     @property
     def loops(self) -> list[LoopFrame]:
@@ -96,6 +101,9 @@ class _Collector:
         self.class_methods: dict[str, set[str]] = {}
         self.instances: dict[str, str] = {}  # receiver text -> project class name
         self.top_names = self._prescan(parsed.module)
+        self.indents: list[str] = []
+        self.anchors = self.facts.anchors
+        self.anchor: Anchor | None = None
 
     # --- entry ----------------------------------------------------------------------------
 
@@ -119,6 +127,10 @@ class _Collector:
         return names
 
     # --- statements -----------------------------------------------------------------------
+
+    def anchor_at(self, node: cst.CSTNode) -> None:
+        self.anchor = Anchor(node, tuple(self.indents))
+        self.anchors[id(node)] = self.anchor
 
     def stmt(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
@@ -150,6 +162,7 @@ class _Collector:
             if node.finalbody is not None:
                 self.block(node.finalbody.body)
         elif isinstance(node, cst.Match):
+            self.anchor_at(node.subject)
             self.expr(node.subject)
             for case in node.cases:
                 self.frames.append(GuardFrame(case, 0, GuardKind.OTHER))
@@ -159,17 +172,22 @@ class _Collector:
     def block(self, suite: cst.BaseSuite) -> None:
         depth = len(self.frames)
         if isinstance(suite, cst.IndentedBlock):
+            self.indents.append(
+                suite.indent if suite.indent is not None else self.module.default_indent
+            )
             for stmt in suite.body:
                 self.stmt(stmt)
                 if isinstance(stmt, cst.If) and stmt.orelse is None and _ends_with_jump(stmt.body):
                     # `if cond: continue` -- what follows runs only when `cond` is false.
                     self.frames.append(GuardFrame(stmt, 1, classify_guard(stmt.test, True)))
+            self.indents.pop()
         elif isinstance(suite, cst.SimpleStatementSuite):
             for small in suite.body:
                 self.small(small)
         del self.frames[depth:]
 
     def if_(self, node: cst.If) -> None:
+        self.anchor_at(node.test)
         self.expr(node.test)
         self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False)))
         self.block(node.body)
@@ -183,6 +201,7 @@ class _Collector:
             self.frames.pop()
 
     def for_(self, node: cst.For) -> None:
+        self.anchor_at(node.iter)
         self.expr(node.iter)
         for name in _target_names(node.target):
             self.tensors.discard(name)
@@ -199,6 +218,7 @@ class _Collector:
         loop = LoopFrame(node, self.scope, "", False, tuple(self.frames))
         self.scope.loops.append(loop)
         self.frames.append(loop)
+        self.anchor_at(node.test)
         self.expr(node.test)
         self.block(node.body)
         self.frames.pop()
@@ -208,6 +228,7 @@ class _Collector:
     def with_(self, node: cst.With) -> None:
         pushed = 0
         for item in node.items:
+            self.anchor_at(item.item)
             self.expr(item.item)
             self.frames.append(self.with_frame(node, item.item))
             pushed += 1
@@ -262,6 +283,7 @@ class _Collector:
             qualname = f"{parent.qualname}.{name}"
         params = tuple(p.name.value for p in _all_params(node.params))
         for decorator in node.decorators:
+            self.anchor_at(decorator.decorator)
             self.expr(decorator.decorator)
         decorators = tuple(self.with_frame(d, d.decorator) for d in node.decorators)
         scope = Scope(
@@ -302,6 +324,7 @@ class _Collector:
     # --- small statements -------------------------------------------------------------------
 
     def small(self, node: cst.BaseSmallStatement) -> None:
+        self.anchor_at(node)
         if isinstance(node, cst.Expr):
             self.expr(node.value)
         elif isinstance(node, cst.Assign):
@@ -332,6 +355,7 @@ class _Collector:
             self.imports.add_import_from(node)
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        self.anchors[id(target)] = self.anchor  # type: ignore[assignment]
         if isinstance(target, cst.Tuple | cst.List):
             values: list[cst.BaseExpression] | None = None
             if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(
@@ -397,79 +421,27 @@ class _Collector:
     def expr(self, node: cst.CSTNode | None) -> None:
         if node is None:
             return
-        if isinstance(node, cst.Call):
-            self.expr(node.func)
-            for arg in node.args:
-                self.expr(arg.value)
-            self.call(node)
-        elif isinstance(node, cst.Attribute):
-            self.expr(node.value)
-            if node.attr.value == "grad":
-                self.event(Kind.GRAD_READ, node, receiver=expr_text(node.value))
-        elif isinstance(node, cst.Name | cst.BaseNumber | cst.SimpleString | cst.Ellipsis):
+        self.anchors[id(node)] = self.anchor  # type: ignore[assignment]
+        kind = type(node)
+        if kind is cst.Name:
             return
-        elif isinstance(node, cst.Subscript):
-            self.expr(node.value)
-            for element in node.slice:
-                sl = element.slice
-                if isinstance(sl, cst.Index):
-                    self.expr(sl.value)
-                elif isinstance(sl, cst.Slice):
-                    self.expr(sl.lower)
-                    self.expr(sl.upper)
-                    self.expr(sl.step)
-        elif isinstance(node, cst.BinaryOperation):
-            self.expr(node.left)
-            self.expr(node.right)
-        elif isinstance(node, cst.UnaryOperation):
-            self.expr(node.expression)
-        elif isinstance(node, cst.BooleanOperation):
-            self.expr(node.left)
-            self.expr(node.right)
-        elif isinstance(node, cst.Comparison):
-            self.expr(node.left)
-            for target in node.comparisons:
-                self.expr(target.comparator)
-        elif isinstance(node, cst.Tuple | cst.List | cst.Set):
-            for element in node.elements:
-                self.expr(element.value)
-        elif isinstance(node, cst.Dict):
-            for element in node.elements:
-                if isinstance(element, cst.DictElement):
-                    self.expr(element.key)
-                self.expr(element.value)
-        elif isinstance(node, cst.FormattedString):
-            for part in node.parts:
-                if isinstance(part, cst.FormattedStringExpression):
-                    self.expr(part.expression)
-        elif isinstance(node, cst.ConcatenatedString):
-            self.expr(node.left)
-            self.expr(node.right)
-        elif isinstance(node, cst.IfExp):
-            self.expr(node.test)
-            self.expr(node.body)
-            self.expr(node.orelse)
-        elif isinstance(node, cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp):
-            comp: cst.CompFor | None = node.for_in
-            while comp is not None:
-                self.expr(comp.iter)
-                for cond in comp.ifs:
-                    self.expr(cond.search)
-                comp = comp.inner_for_in
-            if isinstance(node, cst.DictComp):
-                self.expr(node.key)
-                self.expr(node.value)
-            else:
-                self.expr(node.elt)
-        elif isinstance(node, cst.Await):
-            self.expr(node.expression)
-        elif isinstance(node, cst.NamedExpr):
-            self.expr(node.value)
-        elif isinstance(node, cst.StarredElement):
-            self.expr(node.value)
-        elif isinstance(node, cst.Yield):
-            if isinstance(node.value, cst.BaseExpression):
-                self.expr(node.value)
+        if kind is cst.Call:
+            call: cst.Call = node  # type: ignore[assignment]
+            self.expr(call.func)
+            for arg in call.args:
+                self.anchors[id(arg)] = self.anchor  # type: ignore[assignment]
+                self.expr(arg.value)
+            self.call(call)
+        elif kind is cst.Attribute:
+            attribute: cst.Attribute = node  # type: ignore[assignment]
+            self.expr(attribute.value)
+            if attribute.attr.value == "grad":
+                self.event(Kind.GRAD_READ, node, receiver=expr_text(attribute.value))
+        else:
+            children = _CHILDREN.get(kind)
+            if children is not None:
+                for child in children(node):
+                    self.expr(child)
         # Lambdas run later, if ever; their bodies are not part of this statement's work.
 
     def call(self, node: cst.Call) -> None:
@@ -763,6 +735,68 @@ class _Collector:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _subscript_children(node: cst.Subscript) -> Iterator[cst.BaseExpression | None]:
+    yield node.value
+    for element in node.slice:
+        sl = element.slice
+        if isinstance(sl, cst.Index):
+            yield sl.value
+        elif isinstance(sl, cst.Slice):
+            yield sl.lower
+            yield sl.upper
+            yield sl.step
+
+
+def _comprehension_children(node: cst.BaseComp) -> Iterator[cst.BaseExpression | None]:
+    comp: cst.CompFor | None = node.for_in
+    while comp is not None:
+        yield comp.iter
+        for cond in comp.ifs:
+            yield cond.search
+        comp = comp.inner_for_in
+    if isinstance(node, cst.DictComp):
+        yield node.key
+        yield node.value
+    else:
+        yield node.elt  # type: ignore[attr-defined]
+
+
+def _dict_children(node: cst.Dict) -> Iterator[cst.BaseExpression]:
+    for element in node.elements:
+        if isinstance(element, cst.DictElement):
+            yield element.key
+        yield element.value
+
+
+# The expressions inside each kind of expression, in evaluation order (Call and Attribute are
+# handled in `_Collector.expr` itself). Dispatching on the exact type avoids libcst's ABC
+# isinstance checks, which dominate a naive walker's time.
+_CHILDREN: dict[type, Callable[[Any], Iterable[cst.BaseExpression | None]]] = {
+    cst.Subscript: _subscript_children,
+    cst.BinaryOperation: lambda n: (n.left, n.right),
+    cst.BooleanOperation: lambda n: (n.left, n.right),
+    cst.UnaryOperation: lambda n: (n.expression,),
+    cst.Comparison: lambda n: (n.left, *(t.comparator for t in n.comparisons)),
+    cst.Tuple: lambda n: (e.value for e in n.elements),
+    cst.List: lambda n: (e.value for e in n.elements),
+    cst.Set: lambda n: (e.value for e in n.elements),
+    cst.Dict: _dict_children,
+    cst.FormattedString: lambda n: (
+        p.expression for p in n.parts if type(p) is cst.FormattedStringExpression
+    ),
+    cst.ConcatenatedString: lambda n: (n.left, n.right),
+    cst.IfExp: lambda n: (n.test, n.body, n.orelse),
+    cst.ListComp: _comprehension_children,
+    cst.SetComp: _comprehension_children,
+    cst.GeneratorExp: _comprehension_children,
+    cst.DictComp: _comprehension_children,
+    cst.Await: lambda n: (n.expression,),
+    cst.NamedExpr: lambda n: (n.value,),
+    cst.StarredElement: lambda n: (n.value,),
+    cst.Yield: lambda n: (n.value,) if isinstance(n.value, cst.BaseExpression) else (),
+}
 
 
 def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:

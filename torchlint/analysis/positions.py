@@ -1,13 +1,24 @@
-"""Source ranges for the few nodes we report, computed lazily in one cheap code-generation pass.
+"""Source ranges for the few nodes we report, computed lazily and cheaply.
 
-libcst's PositionProvider tracks line and column on every token and copies the tree first;
-we only count characters (an integer add per token) and convert the handful of offsets we need
-to rows and columns at the end, through the file's line index. Files without findings never pay.
+libcst nodes carry no positions; its PositionProvider copies the tree and tracks line and column
+on every token of the file (about three parses' worth of work). We do much less:
+
+1. The collector remembers, for each expression it walks, its *anchor*: the small statement
+   (`loss.backward()`) or compound-statement header expression (a `for` iterable, an `if` test,
+   a `with` item, a decorator) that contains it, and the block indentation there.
+2. Only when a position is asked for, CPython's `ast` (a fraction of libcst's parse cost) gives
+   the exact start of every statement and header; we align the two trees statement by statement.
+3. We generate code for the anchor alone, counting characters, and check that the generated text
+   is really at that place in the source before trusting it.
+
+Any doubt (an alignment mismatch, a syntax `ast` cannot parse) falls back to one counting pass of
+code generation over the whole module, which is always correct.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ast
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -24,11 +35,18 @@ class Span:
     end: Location
 
 
+@dataclass(frozen=True)
+class Anchor:
+    node: cst.CSTNode
+    indents: tuple[str, ...]
+
+
 class _OffsetCodegenState(CodegenState):
     """Code generation that remembers the character offsets of every node's syntactic range."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, indents: Sequence[str] = ()) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.indent_tokens = list(indents)
         self.offset = 0
         self.ranges: dict[int, tuple[int, int]] = {}
         self._open: list[int] = []
@@ -70,23 +88,25 @@ class _OffsetCodegenState(CodegenState):
 
 
 class PositionIndex:
-    """Answers `span(node)` for any node of a parsed module; the pass runs on the first question."""
+    """Answers `span(node)` for nodes of a parsed module."""
 
-    def __init__(self, parsed: ParsedSource) -> None:
+    def __init__(self, parsed: ParsedSource, anchors: dict[int, Anchor] | None = None) -> None:
         self._parsed = parsed
-        self._ranges: dict[int, tuple[int, int]] | None = None
-        # Keep the nodes alive so that their ids stay unique while we hold the ranges.
-        self._module = parsed.module
-
-    def _ensure(self) -> dict[int, tuple[int, int]]:
-        if self._ranges is None:
-            state = _OffsetCodegenState(self._module)
-            self._module._codegen(state)
-            self._ranges = state.ranges
-        return self._ranges
+        self._module = parsed.module  # keeps node ids stable while we hold them
+        self._anchors = anchors or {}
+        self._ranges: dict[int, tuple[int, int]] = {}
+        self._done: set[int] = set()
+        self._starts: dict[int, int] | None = None  # anchor id -> offset of its start
+        self._whole_module = False
+        self.full_passes = 0  # for tests and benchmarks: how often we fell back
 
     def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
-        return self._ensure()[id(node)]
+        key = id(node)
+        if key not in self._ranges:
+            anchor = self._anchors.get(key)
+            if anchor is None or not self._generate_anchor(anchor):
+                self._generate_module()
+        return self._ranges[key]
 
     def span(self, node: cst.CSTNode) -> Span:
         start, end = self.offsets(node)
@@ -96,3 +116,156 @@ class PositionIndex:
     def text(self, node: cst.CSTNode) -> str:
         start, end = self.offsets(node)
         return self._parsed.text[start:end]
+
+    # --- the two ways of generating ranges -----------------------------------------------
+
+    def _generate_module(self) -> None:
+        if self._whole_module:
+            return
+        state = _OffsetCodegenState(self._module)
+        self._module._codegen(state)
+        self._ranges.update(state.ranges)
+        self._whole_module = True
+        self.full_passes += 1
+
+    def _generate_anchor(self, anchor: Anchor) -> bool:
+        key = id(anchor.node)
+        if key in self._done:
+            return False  # generated already, yet the node was not inside: fall back
+        self._done.add(key)
+        if self._starts is None:
+            self._starts = _ast_starts(self._parsed)
+        start = self._starts.get(key)
+        if start is None:
+            return False
+        state = _OffsetCodegenState(self._module, anchor.indents)
+        anchor.node._codegen(state)
+        code = "".join(state.tokens)
+        text = self._parsed.text
+        if not text.startswith(code, start):
+            # `ast` places some nodes inside their parentheses, or after leading whitespace.
+            found = text.find(code, max(0, start - 64), start + len(code) + 64)
+            if found < 0:
+                return False
+            start = found
+        for node_id, (begin, end) in state.ranges.items():
+            self._ranges.setdefault(node_id, (begin + start, end + start))
+        return True
+
+
+# --- aligning libcst with ast ---------------------------------------------------------------
+
+
+def _ast_starts(parsed: ParsedSource) -> dict[int, int]:
+    """Offsets of the start of every small statement and compound-statement header expression
+    of the libcst tree, keyed by node id, read from CPython's ast."""
+    try:
+        tree = ast.parse(parsed.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    aligner = _Aligner(parsed)
+    try:
+        aligner.body(parsed.module.body, tree.body)
+    except _Mismatch:
+        pass  # keep what aligned before the mismatch; the rest falls back
+    return aligner.starts
+
+
+class _Mismatch(Exception):
+    pass
+
+
+class _Aligner:
+    def __init__(self, parsed: ParsedSource) -> None:
+        self.parsed = parsed
+        self.starts: dict[int, int] = {}
+
+    def at(self, node: cst.CSTNode, a: ast.AST) -> None:
+        row = getattr(a, "lineno", None)
+        col = getattr(a, "col_offset", None)
+        if row is None or col is None:
+            return
+        line = self.parsed.lines.line(row)
+        if not line.isascii():  # ast counts UTF-8 bytes
+            col = len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        self.starts[id(node)] = self.parsed.lines.offset(Location(row, col + 1))
+
+    def body(self, statements: Sequence[cst.CSTNode], nodes: list[ast.stmt]) -> None:
+        flat: list[cst.CSTNode] = []
+        for stmt in statements:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                flat.extend(stmt.body)
+            else:
+                flat.append(stmt)
+        if len(flat) != len(nodes):
+            raise _Mismatch
+        for node, a in zip(flat, nodes, strict=True):
+            self.statement(node, a)
+
+    def suite(self, suite: cst.BaseSuite, nodes: list[ast.stmt]) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.body(suite.body, nodes)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            self.body(suite.body, nodes)
+
+    def statement(self, node: cst.CSTNode, a: ast.AST) -> None:
+        if isinstance(node, cst.BaseSmallStatement):
+            self.at(node, a)
+        elif isinstance(node, cst.If) and isinstance(a, ast.If):
+            self.at(node.test, a.test)
+            self.suite(node.body, a.body)
+            if isinstance(node.orelse, cst.If):
+                if len(a.orelse) != 1:
+                    raise _Mismatch
+                self.statement(node.orelse, a.orelse[0])
+            elif node.orelse is not None:
+                self.suite(node.orelse.body, a.orelse)
+        elif isinstance(node, cst.For) and isinstance(a, ast.For | ast.AsyncFor):
+            self.at(node.iter, a.iter)
+            self.at(node.target, a.target)
+            self.suite(node.body, a.body)
+            if node.orelse is not None:
+                self.suite(node.orelse.body, a.orelse)
+        elif isinstance(node, cst.While) and isinstance(a, ast.While):
+            self.at(node.test, a.test)
+            self.suite(node.body, a.body)
+            if node.orelse is not None:
+                self.suite(node.orelse.body, a.orelse)
+        elif isinstance(node, cst.With) and isinstance(a, ast.With | ast.AsyncWith):
+            if len(node.items) != len(a.items):
+                raise _Mismatch
+            for item, a_item in zip(node.items, a.items, strict=True):
+                self.at(item.item, a_item.context_expr)
+            self.suite(node.body, a.body)
+        elif isinstance(node, cst.FunctionDef) and isinstance(
+            a, ast.FunctionDef | ast.AsyncFunctionDef
+        ):
+            self.decorators(node.decorators, a.decorator_list)
+            self.suite(node.body, a.body)
+        elif isinstance(node, cst.ClassDef) and isinstance(a, ast.ClassDef):
+            self.decorators(node.decorators, a.decorator_list)
+            self.suite(node.body, a.body)
+        elif isinstance(node, cst.Try | cst.TryStar) and isinstance(a, ast.Try | ast.TryStar):
+            self.suite(node.body, a.body)
+            if len(node.handlers) != len(a.handlers):
+                raise _Mismatch
+            for handler, a_handler in zip(node.handlers, a.handlers, strict=True):
+                self.suite(handler.body, a_handler.body)
+            if node.orelse is not None:
+                self.suite(node.orelse.body, a.orelse)
+            if node.finalbody is not None:
+                self.suite(node.finalbody.body, a.finalbody)
+        elif isinstance(node, cst.Match) and isinstance(a, ast.Match):
+            self.at(node.subject, a.subject)
+            if len(node.cases) != len(a.cases):
+                raise _Mismatch
+            for case, a_case in zip(node.cases, a.cases, strict=True):
+                self.suite(case.body, a_case.body)
+        else:
+            raise _Mismatch
+
+    def decorators(self, decorators: Sequence[cst.Decorator], nodes: list[ast.expr]) -> None:
+        if len(decorators) != len(nodes):
+            raise _Mismatch
+        for decorator, a in zip(decorators, nodes, strict=True):
+            self.at(decorator.decorator, a)

@@ -19,17 +19,31 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 class SourceDecodeError(Exception):
     """The bytes of a file cannot be decoded as Python source."""
 
+    def __init__(self, message: str, row: int = 1) -> None:
+        super().__init__(message)
+        self.row = row
+
 
 def decode_source(data: bytes) -> str:
     """Decode bytes the way Python does: BOM, then a PEP 263 coding cookie, then UTF-8."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError as exc:  # unknown or conflicting coding cookie
-        raise SourceDecodeError(str(exc)) from None
+    except SyntaxError as exc:  # undecodable first lines, or an unknown / conflicting cookie
+        if "encoding" in str(exc) and "unknown" not in str(exc):
+            encoding = "utf-8"
+        else:
+            raise SourceDecodeError(str(exc)) from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        raise SourceDecodeError(f"cannot decode as {encoding}: {exc}") from None
+        if isinstance(exc, UnicodeDecodeError):
+            row = data.count(b"\n", 0, exc.start) + 1
+            raise SourceDecodeError(
+                f"the file is not valid {encoding} (byte 0x{data[exc.start]:02x} on line {row})"
+                " and declares no other encoding",
+                row,
+            ) from None
+        raise SourceDecodeError(f"unknown encoding {encoding}") from None
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
