@@ -175,3 +175,17 @@ def test_guard_classification(test: str, negated: bool, kind: GuardKind) -> None
     import libcst as cst
 
     assert classify_guard(cst.parse_expression(test), negated) is kind
+
+
+def test_brackets_nested_past_the_parsers_limit_are_one_tl001() -> None:
+    """libcst's native parser dies with the process past ~1,000 levels; we must never get there."""
+    for depth in (250, 1500, 20000):
+        diags = analyze("x = " + "[" * depth + "]" * depth + "\n", "deep.py", ALL)
+        assert [d.code for d in diags] == ["TL001"]
+        assert "nested" in diags[0].message
+
+
+def test_noqa_rows_agree_with_parser_rows_after_a_form_feed() -> None:
+    text = TRAINING.replace("model = torch", "x = 1  # \x0c comment\nmodel = torch")
+    text = text.replace("print(loss.item())", "print(loss.item())  # noqa: TL301")
+    assert codes(text) == []

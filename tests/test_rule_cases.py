@@ -31,9 +31,7 @@ def _expected(text: str, code: str) -> list[int]:
     return rows
 
 
-@pytest.mark.parametrize(
-    "path", _case_files(), ids=lambda p: f"{p.parent.name}/{p.stem}"
-)
+@pytest.mark.parametrize("path", _case_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_case_file(path: Path) -> None:
     code = path.parent.name
     text = path.read_text()

@@ -11,8 +11,8 @@ from torchlint.analysis.loops import LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import resolve
 from torchlint.analysis.source import (
-    ParseFailure,
     ParsedSource,
+    ParseFailure,
     SourceDecodeError,
     decode_source,
     parse_source,

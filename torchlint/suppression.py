@@ -14,6 +14,7 @@ _LINE = re.compile(
 )
 _FILE = re.compile(r"#\s*torchlint:\s*ignore-file(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 ALL = frozenset({"*"})
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _codes(text: str) -> frozenset[str]:
@@ -85,7 +86,9 @@ class Suppressions:
         if "#" not in self.text:
             return False
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            # The same line breaks as the parser's (not str.splitlines, which also breaks on
+            # form feeds and Unicode separators and would shift every row after one).
+            self._lines = _LINE_BREAK.split(self.text)
         for row in rows:
             if 1 <= row <= len(self._lines):
                 codes = line_suppressions(self._lines[row - 1])

@@ -46,13 +46,29 @@ from torchlint.analysis.positions import Anchor
 from torchlint.analysis.source import ParsedSource
 
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
-_PY_VALUE_METHODS = {"item", "tolist", "numpy", "cpu", "size", "dim", "numel", "ndimension", "__len__"}
+_PY_VALUE_METHODS = {
+    "item",
+    "tolist",
+    "numpy",
+    "cpu",
+    "size",
+    "dim",
+    "numel",
+    "ndimension",
+    "__len__",
+}
 _NUMBER_BUILTINS = {"float", "int", "bool"}
 _NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
-_NON_TENSOR_TORCH = ("torch.cuda.", "torch.device", "torch.optim.", "torch.utils.", "torch.backends.")
-_JUMPS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_NON_TENSOR_TORCH = (
+    "torch.cuda.",
+    "torch.device",
+    "torch.optim.",
+    "torch.utils.",
+    "torch.backends.",
+)
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 _AMP_DEPRECATED = {"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"}
+_AMP_DEPRECATED_NAMES = {"autocast", "GradScaler"}
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,7 @@ class _Collector:
         self.frames: list[Frame] = []
         self.tensors: set[str] = set()
         self.scaled: set[str] = set()  # names bound to `scaler.scale(loss)`
+        self.host: set[str] = set()  # names of values known to be on the host (loader batches)
         self.class_stack: list[ClassInfo] = []
         self.class_methods: dict[str, set[str]] = {}
         self.instances: dict[str, str] = {}  # receiver text -> project class name
@@ -134,9 +151,9 @@ class _Collector:
 
     def stmt(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
-            if self.scope.is_module and not self.class_stack and not self.frames:
-                if any(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
-                    self.facts.top_level_imports.append(node)
+            at_top = self.scope.is_module and not self.class_stack and not self.frames
+            if at_top and any(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
+                self.facts.top_level_imports.append(node)
             for small in node.body:
                 self.small(small)
         elif isinstance(node, cst.If):
@@ -177,8 +194,13 @@ class _Collector:
             )
             for stmt in suite.body:
                 self.stmt(stmt)
-                if isinstance(stmt, cst.If) and stmt.orelse is None and _ends_with_jump(stmt.body):
-                    # `if cond: continue` -- what follows runs only when `cond` is false.
+                if (
+                    isinstance(stmt, cst.If)
+                    and stmt.orelse is None
+                    and _ends_with_continue(stmt.body)
+                ):
+                    # `if cond: continue` -- what follows runs only when `cond` is false. (After
+                    # `if cond: break`, the rest still runs on every iteration until the last.)
                     self.frames.append(GuardFrame(stmt, 1, classify_guard(stmt.test, True)))
             self.indents.pop()
         elif isinstance(suite, cst.SimpleStatementSuite):
@@ -205,6 +227,7 @@ class _Collector:
         self.expr(node.iter)
         for name in _target_names(node.target):
             self.tensors.discard(name)
+            self.host.add(name)
         iter_text = _iterable_label(node.iter)
         loop = LoopFrame(node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames))
         self.scope.loops.append(loop)
@@ -255,7 +278,7 @@ class _Collector:
             return WithFrame(owner, WithKind.AUTOCAST, text, dtype, device)
         if qual in NO_GRAD_FUNCTIONS:
             if call is not None and any(
-                (a.keyword and a.keyword.value == "mode" or not a.keyword) and _is_false(a.value)
+                ((a.keyword and a.keyword.value == "mode") or not a.keyword) and _is_false(a.value)
                 for a in call.args
             ):
                 return WithFrame(owner, WithKind.OTHER, text)  # inference_mode(False)
@@ -303,14 +326,15 @@ class _Collector:
         else:
             parent.local_defs[name] = scope
 
-        saved = (self.scope, self.frames, self.tensors, self.scaled)
+        saved = (self.scope, self.frames, self.tensors, self.scaled, self.host)
         self.scope = scope
         self.frames = list(scope.decorators)
         self.tensors = set()
         self.scaled = set()
+        self.host = set()
         self.block(node.body)
         scope.tensor_names = self.tensors
-        self.scope, self.frames, self.tensors, self.scaled = saved
+        self.scope, self.frames, self.tensors, self.scaled, self.host = saved
 
     def class_(self, node: cst.ClassDef) -> None:
         bases = tuple(t for t in (dotted(a.value) for a in node.bases) if t)
@@ -366,8 +390,11 @@ class _Collector:
                 self.assign(element.value, values[i] if values is not None else value)
             return
         if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+            receiver = expr_text(target.value)
             if isinstance(value, cst.Name) and value.value == "None":
-                self.event(Kind.ZERO_GRAD, target, receiver=expr_text(target.value), method="grad")
+                self.event(Kind.ZERO_GRAD, target, receiver=receiver, method="grad")
+            else:
+                self.event(Kind.GRAD_WRITE, target, receiver=receiver, method="grad")
             return
         text = dotted(target)
         if text is None:
@@ -382,6 +409,10 @@ class _Collector:
             self.tensors.add(text)
         else:
             self.tensors.discard(text)
+        if self.is_host(value):
+            self.host.add(text)
+        else:
+            self.host.discard(text)
         if isinstance(value, cst.Call) and _method(value) == "scale":
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
@@ -402,7 +433,10 @@ class _Collector:
             owner = None
             if role == "optimizer" and call.args:
                 first = call.args[0].value
-                if isinstance(first, cst.Call) and _method(first) in ("parameters", "named_parameters"):
+                if isinstance(first, cst.Call) and _method(first) in (
+                    "parameters",
+                    "named_parameters",
+                ):
                     owner = expr_text(first.func.value)  # type: ignore[attr-defined]
             self.facts.constructed.append(
                 ConstructedObject(role, target, qual, call, self.scope, enabled, owner)
@@ -424,6 +458,9 @@ class _Collector:
         self.anchors[id(node)] = self.anchor  # type: ignore[assignment]
         kind = type(node)
         if kind is cst.Name:
+            target = self.imports.aliases.get(node.value)  # type: ignore[attr-defined]
+            if target in _AMP_DEPRECATED:
+                self.deprecated_reference(node, target)  # type: ignore[arg-type]
             return
         if kind is cst.Call:
             call: cst.Call = node  # type: ignore[assignment]
@@ -435,6 +472,10 @@ class _Collector:
         elif kind is cst.Attribute:
             attribute: cst.Attribute = node  # type: ignore[assignment]
             self.expr(attribute.value)
+            if attribute.attr.value in _AMP_DEPRECATED_NAMES:
+                qual = self.imports.qualify(attribute)
+                if qual is not None and qual in _AMP_DEPRECATED:
+                    self.deprecated_reference(attribute, qual)
             if attribute.attr.value == "grad":
                 self.event(Kind.GRAD_READ, node, receiver=expr_text(attribute.value))
         else:
@@ -455,9 +496,16 @@ class _Collector:
         elif isinstance(func, cst.Name):
             self.name_call(node, func.value)
 
+    def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
+        """`autocast = torch.cuda.amp.autocast`: a use that is not (yet) a call."""
+        self.facts.deprecated_amp.append(DeprecatedUse(qual, node, node))
+
     def qualified_call(self, node: cst.Call, qual: str) -> None:
         if qual in _AMP_DEPRECATED:
-            self.facts.deprecated_amp.append(DeprecatedUse(qual, node, node.func))
+            uses = self.facts.deprecated_amp
+            if uses and uses[-1].node is node.func:
+                uses.pop()  # the reference is this call's callee: report the call instead
+            uses.append(DeprecatedUse(qual, node, node.func))
         if not qual.startswith("torch.") and _may_update_weights(qual, node):
             # e.g. `xm.optimizer_step(optimizer)`: a library call that may step or clear.
             self.call_event(node, ("qualified", qual))
@@ -498,14 +546,20 @@ class _Collector:
         if project_class is not None and method in self.class_methods.get(project_class, ()):
             self.call_event(node, ("method", receiver, method))
             return
-        if method == "backward" or method == "manual_backward":
+        on_grad = receiver.endswith((".grad", ".grad.data"))
+        if on_grad and method == "zero_":
+            owner = receiver.rsplit(".grad", 1)[0]
+            self.event(Kind.ZERO_GRAD, node, receiver=owner, method="grad")
+        elif on_grad and method.endswith("_") and method not in ("detach_", "requires_grad_"):
+            self.event(Kind.GRAD_WRITE, node, receiver=receiver, method=method)
+        elif method == "backward" or method == "manual_backward":
             self.backward(node, receiver_node, receiver, method)
         elif method == "step":
             self.step(node, receiver)
         elif method == "zero_grad":
             self.event(Kind.ZERO_GRAD, node, receiver=receiver, method=method)
         elif method == "update" and self.is_scaler(receiver) and not node.args:
-            self.event(Kind.SCALER_UPDATE, node, receiver=receiver, method=method)
+            self.event(Kind.SCALER_UPDATE, node, receiver=receiver, scaler=receiver, method=method)
         elif method == "unscale_" and self.is_scaler(receiver):
             arg = expr_text(node.args[0].value) if node.args else None
             self.event(Kind.SCALER_UNSCALE, node, receiver=arg, scaler=receiver, method=method)
@@ -520,14 +574,16 @@ class _Collector:
             self.event(kind, node, receiver=receiver, method=method)
         elif method == "eval" and not node.args:
             self.event(Kind.MODE_EVAL, node, receiver=receiver, method=method)
-        elif method in _SYNC_METHODS and not node.args or method == "cpu":
+        elif (method in _SYNC_METHODS and not node.args) or method == "cpu":
             if _chain_has_sync(receiver_node):
                 return  # `x.cpu().numpy()`: one sync, already recorded
             self.sync_of_value(node, receiver_node, method)
         else:
             self.call_event(node, ("method", receiver, method))
 
-    def backward(self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str) -> None:
+    def backward(
+        self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str
+    ) -> None:
         if isinstance(receiver_node, cst.Call) and _method(receiver_node) == "scale":
             scaler = expr_text(receiver_node.func.value)  # type: ignore[attr-defined]
             if self.is_scaler(scaler):
@@ -576,7 +632,9 @@ class _Collector:
             )
             return
         closure = node.args[0].value if node.args else None
-        if isinstance(closure, cst.Name) and self.resolve_local(closure.value) is not None:
+        if isinstance(closure, cst.Name) and (
+            self.resolve_local(closure.value) is not None or closure.value in self.top_names
+        ):
             # LBFGS & co.: the closure runs inside step, before the update.
             self.call_event(closure, ("name", closure.value))
         has_closure = any(a.keyword is None or a.keyword.value == "closure" for a in node.args)
@@ -615,30 +673,37 @@ class _Collector:
             is_tensor = None  # the caller knows
         else:
             is_tensor = False
+        host = value
+        while isinstance(host, cst.Call) and isinstance(host.func, cst.Attribute):
+            if host.func.attr.value in ("to", "cuda"):
+                break
+            host = host.func.value  # `y.sum().item()`: look through tensor methods
         self.event(
             Kind.HOST_SYNC,
             node,
             method=method,
             subject=root,
             subject_is_tensor=is_tensor,
+            subject_on_host=not is_tensor and self.is_host(host),
             receiver=expr_text(value) if method in _SYNC_METHODS else None,
         )
 
     def printed_tensor(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
-        """The tensor (or the parameter that may hold one) that printing `value` formats."""
+        """The tensor that printing `value` formats: a known device tensor first, else a
+        parameter that may hold one (the caller decides)."""
+        parts: list[cst.BaseExpression] = [value]
         if isinstance(value, cst.FormattedString):
-            for part in value.parts:
-                if isinstance(part, cst.FormattedStringExpression):
-                    found = self.printed_tensor(part.expression)
-                    if found is not None:
-                        return found
-            return None
-        if self.is_tensor(value):
-            return value
-        if isinstance(value, cst.Name | cst.Attribute | cst.Subscript):
-            root = root_name(value)
-            if root in self.scope.params and root != "self":
-                return value
+            parts = [
+                p.expression for p in value.parts if isinstance(p, cst.FormattedStringExpression)
+            ]
+        for part in parts:
+            if self.is_tensor(part):
+                return part
+        for part in parts:
+            if isinstance(part, cst.Name | cst.Attribute | cst.Subscript):
+                root = root_name(part)
+                if root in self.scope.params and root != "self":
+                    return part
         return None
 
     # --- what values are ------------------------------------------------------------------
@@ -663,6 +728,12 @@ class _Collector:
         if isinstance(node, cst.Call):
             return self.call_returns_tensor(node)
         return False
+
+    def is_host(self, node: cst.BaseExpression) -> bool:
+        """A value taken from a loader batch and not moved to a device: `y`, `batch["label"]`."""
+        while isinstance(node, cst.Subscript | cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.host
 
     def call_returns_tensor(self, node: cst.Call) -> bool:
         func = node.func
@@ -695,7 +766,9 @@ class _Collector:
                 return False
             if self.resolve_local(name) is not None:
                 return False
-            # A call of a variable: a model or a loss module.
+            if isinstance(func, cst.Attribute) and head != "self":
+                return False  # `y.sum()` on a value we know nothing about
+            # A call of a variable or of a module attribute: a model or a loss module.
             return not name.lower().endswith(("bar", "logger", "writer", "meter"))
         return False
 
@@ -754,7 +827,7 @@ def _comprehension_children(node: cst.BaseComp) -> Iterator[cst.BaseExpression |
     while comp is not None:
         yield comp.iter
         for cond in comp.ifs:
-            yield cond.search
+            yield cond.test
         comp = comp.inner_for_in
     if isinstance(node, cst.DictComp):
         yield node.key
@@ -819,15 +892,15 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         return GuardKind.OTHER if not negated else GuardKind.PERIODIC  # `if not i % n`
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
-        left, right = test.left, test.comparisons[0].comparator
+        lhs, rhs = test.left, test.comparisons[0].comparator
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
-        is_mod = isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo)
+        is_mod = isinstance(lhs, cst.BinaryOperation) and isinstance(lhs.operator, cst.Modulo)
         if isinstance(op, cst.Equal):
             return GuardKind.PERIODIC if not negated else GuardKind.OTHER
         if isinstance(op, cst.NotEqual):
             return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
-        if isinstance(op, cst.IsNot | cst.Is) and isinstance(right, cst.Name) and right.value == "None":
+        if isinstance(op, cst.IsNot | cst.Is) and isinstance(rhs, cst.Name) and rhs.value == "None":
             return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
         return GuardKind.OTHER
     if isinstance(test, cst.Name | cst.Attribute | cst.Call):
@@ -847,14 +920,14 @@ def _mentions_rank(node: cst.BaseExpression) -> bool:
     return any(word in text for word in _RANK_WORDS)
 
 
-def _ends_with_jump(suite: cst.BaseSuite) -> bool:
+def _ends_with_continue(suite: cst.BaseSuite) -> bool:
     if isinstance(suite, cst.IndentedBlock):
         if not suite.body:
             return False
         last = suite.body[-1]
-        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], _JUMPS)
+        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Continue)
     if isinstance(suite, cst.SimpleStatementSuite):
-        return bool(suite.body) and isinstance(suite.body[-1], _JUMPS)
+        return bool(suite.body) and isinstance(suite.body[-1], cst.Continue)
     return False
 
 
@@ -900,7 +973,9 @@ def _may_update_weights(qual: str, node: cst.Call) -> bool:
     last = qual.rsplit(".", 1)[-1].lower()
     if any(word in last for word in ("step", "optim", "update", "zero", "clear", "reset")):
         return True
-    return any(looks_like_optimizer(_simple_text(a.value)) for a in node.args if _simple_text(a.value))
+    return any(
+        looks_like_optimizer(_simple_text(a.value)) for a in node.args if _simple_text(a.value)
+    )
 
 
 def _method(node: cst.Call) -> str | None:

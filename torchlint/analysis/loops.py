@@ -100,9 +100,7 @@ class LoopModel:
     def is_step_loop(self) -> bool:
         """The loop itself does the training work of a step: backward or optimizer step happen
         in its iteration, not only inside a nested loop."""
-        return any(
-            e.kind in (Kind.BACKWARD, Kind.STEP) and e.depth == 0 for e in self.events
-        )
+        return any(e.kind in (Kind.BACKWARD, Kind.STEP) and e.depth == 0 for e in self.events)
 
     @cached_property
     def inner_loops(self) -> set[int]:
@@ -138,7 +136,7 @@ class LoopModels:
                 self._expand(
                     events,
                     event.callee,
-                    frames + (CallFrame(event, event.callee),),
+                    (*frames, CallFrame(event, event.callee)),
                     binding,
                     event.tensor_params,
                     event,
@@ -181,7 +179,7 @@ class LoopModels:
                 self._expand(
                     out,
                     callee,
-                    frames + (CallFrame(event, callee),),
+                    (*frames, CallFrame(event, callee)),
                     inner,
                     frozenset(inner_tensors),
                     site,

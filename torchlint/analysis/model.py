@@ -1,8 +1,9 @@
 """The data the analyzer builds from one file: scopes, loops, context frames and events.
 
 An *event* is one thing training code does that a rule may care about (a backward, an optimizer
-step, a host sync, a call into a function of the same module, ...), recorded in program order with
-the *frames* that surround it inside its scope: loops, `if` guards, `with` blocks, exception handlers.
+step, a host sync, a call into a function of the same module, ...), recorded in program order
+with the *frames* that surround it inside its scope: loops, `if` guards, `with` blocks and
+exception handlers.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Kind(enum.Enum):
     MODE_UNKNOWN = "mode-unknown"  # `.train(flag)` with a flag we cannot read
     HOST_SYNC = "host-sync"
     GRAD_READ = "grad-read"  # reads `.grad` (manual updates, gradient inspection)
+    GRAD_WRITE = "grad-write"  # sets gradients by hand: `p.grad = g`, `p.grad.copy_(g)`
     CALL = "call"  # a call we may expand (project function or method) or that is opaque
 
 
@@ -99,6 +101,7 @@ class Event:
     has_closure: bool = False  # `optimizer.step(closure)`
     subject: str | None = None  # HOST_SYNC: the value synchronised (its root name)
     subject_is_tensor: bool | None = None  # None: a parameter; the caller decides
+    subject_on_host: bool = False  # the value is known to live on the host (a CPU batch)
     # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
     callee: Scope | None = None
     callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)

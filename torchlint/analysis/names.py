@@ -1,4 +1,4 @@
-"""Cheap name resolution: import aliases, dotted expressions, and what a receiver's name suggests."""
+"""Cheap name resolution: import aliases, dotted expressions, what a receiver's name suggests."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ class ImportTable:
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
-            full = dotted(alias.name)  # type: ignore[arg-type]
+            full = dotted(alias.name)
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -168,7 +168,11 @@ _SCALER_CLASSES = {
     "torch.cuda.amp.grad_scaler.GradScaler",
     "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
 }
-_SCHEDULER_PREFIXES = ("torch.optim.lr_scheduler.", "timm.scheduler.", "torch.optim.swa_utils.SWALR")
+_SCHEDULER_PREFIXES = (
+    "torch.optim.lr_scheduler.",
+    "timm.scheduler.",
+    "torch.optim.swa_utils.SWALR",
+)
 _SCHEDULER_FACTORIES = re.compile(r"^transformers(\.optimization)?\.get_\w*schedule\w*$")
 _OPTIMIZER_PREFIXES = (
     "torch.optim.",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 import libcst as cst
@@ -45,7 +45,9 @@ class _OffsetCodegenState(CodegenState):
     """Code generation that remembers the character offsets of every node's syntactic range."""
 
     def __init__(self, module: cst.Module, indents: Sequence[str] = ()) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
         self.indent_tokens = list(indents)
         self.offset = 0
         self.ranges: dict[int, tuple[int, int]] = {}
@@ -164,10 +166,8 @@ def _ast_starts(parsed: ParsedSource) -> dict[int, int]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     aligner = _Aligner(parsed)
-    try:
+    with suppress(_Mismatch):  # keep what aligned before a mismatch; the rest falls back
         aligner.body(parsed.module.body, tree.body)
-    except _Mismatch:
-        pass  # keep what aligned before the mismatch; the rest falls back
     return aligner.starts
 
 
@@ -203,9 +203,7 @@ class _Aligner:
             self.statement(node, a)
 
     def suite(self, suite: cst.BaseSuite, nodes: list[ast.stmt]) -> None:
-        if isinstance(suite, cst.IndentedBlock):
-            self.body(suite.body, nodes)
-        elif isinstance(suite, cst.SimpleStatementSuite):
+        if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)):
             self.body(suite.body, nodes)
 
     def statement(self, node: cst.CSTNode, a: ast.AST) -> None:
@@ -237,19 +235,19 @@ class _Aligner:
             for item, a_item in zip(node.items, a.items, strict=True):
                 self.at(item.item, a_item.context_expr)
             self.suite(node.body, a.body)
-        elif isinstance(node, cst.FunctionDef) and isinstance(
-            a, ast.FunctionDef | ast.AsyncFunctionDef
+        elif isinstance(node, cst.FunctionDef | cst.ClassDef) and isinstance(
+            a, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
         ):
-            self.decorators(node.decorators, a.decorator_list)
-            self.suite(node.body, a.body)
-        elif isinstance(node, cst.ClassDef) and isinstance(a, ast.ClassDef):
+            if isinstance(node, cst.ClassDef) != isinstance(a, ast.ClassDef):
+                raise _Mismatch
             self.decorators(node.decorators, a.decorator_list)
             self.suite(node.body, a.body)
         elif isinstance(node, cst.Try | cst.TryStar) and isinstance(a, ast.Try | ast.TryStar):
             self.suite(node.body, a.body)
             if len(node.handlers) != len(a.handlers):
                 raise _Mismatch
-            for handler, a_handler in zip(node.handlers, a.handlers, strict=True):
+            handlers: Sequence[cst.ExceptHandler | cst.ExceptStarHandler] = node.handlers
+            for handler, a_handler in zip(handlers, a.handlers, strict=True):
                 self.suite(handler.body, a_handler.body)
             if node.orelse is not None:
                 self.suite(node.orelse.body, a.orelse)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import io
 import re
 import tokenize
@@ -95,6 +94,12 @@ class ParseFailure:
 
 def parse_source(text: str) -> ParsedSource | ParseFailure:
     """Parse `text` with libcst; a failure becomes a located message, never an exception."""
+    if _too_deeply_nested(text):
+        # libcst's native parser overflows its stack (killing the process) somewhere past a
+        # thousand nested brackets; CPython refuses more than 200 with a clear message.
+        return _python_syntax_error(text) or ParseFailure(
+            "too many nested parentheses", Location(1, 1)
+        )
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -108,6 +113,26 @@ def parse_source(text: str) -> ParsedSource | ParseFailure:
     except Exception as exc:  # libcst's native parser can raise other errors on odd input
         return _python_syntax_error(text) or ParseFailure(f"cannot parse: {exc}", Location(1, 1))
     return ParsedSource(text, module, LineIndex(text))
+
+
+_MAX_BRACKET_DEPTH = 200
+_BRACKETS = re.compile(r"[\[\](){}]")
+
+
+def _too_deeply_nested(text: str) -> bool:
+    """Whether brackets nest deeper than CPython accepts (cheap: most files have too few)."""
+    opening = text.count("(") + text.count("[") + text.count("{")
+    if opening <= _MAX_BRACKET_DEPTH:
+        return False
+    depth = 0
+    for bracket in _BRACKETS.findall(text):
+        if bracket in "([{":
+            depth += 1
+            if depth > _MAX_BRACKET_DEPTH:
+                return True
+        else:
+            depth = max(depth - 1, 0)
+    return False
 
 
 def _first_line(message: str) -> str:

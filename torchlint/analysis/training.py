@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Event, Kind, LoopFrame, Scope, WithKind
+from torchlint.analysis.model import Event, Kind, LoopFrame, Scope, WithFrame, WithKind
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
 from torchlint.analysis.resolve import Roles
 
@@ -136,12 +136,20 @@ def forwards(model: LoopModel, receiver: str) -> bool:
     """Whether the loop runs `receiver` as a function with gradients on (a training forward)."""
     target = strip_module_wrapper(receiver)
     for e in model.events:
-        if e.in_context(WithKind.NO_GRAD):
+        if e.kind is not Kind.CALL or e.event.callee is not None or e.callee_text is None:
             continue
-        if e.kind is Kind.CALL and e.event.callee is None and e.callee_text is not None:
-            if strip_module_wrapper(e.callee_text) == target:
-                return True
+        if not e.in_context(WithKind.NO_GRAD) and strip_module_wrapper(e.callee_text) == target:
+            return True
     return False
+
+
+def uses_autocast(model: LoopModel) -> bool:
+    """Whether the loop's work runs under autocast (inside the loop, around it, or through a
+    decorated function it calls)."""
+    around = (*model.loop.outer, *model.loop.scope.decorators)
+    if any(isinstance(f, WithFrame) and f.kind is WithKind.AUTOCAST for f in around):
+        return True
+    return any(e.in_context(WithKind.AUTOCAST) for e in model.events)
 
 
 def optimizer_name(roles: Roles, model: LoopModel) -> str:

@@ -10,3 +10,6 @@ class Trainer:
     @t.cuda.amp.autocast()  # expect: TL204
     def forward(self, x):
         return self.model(x)
+
+
+amp_context = t.cuda.amp.autocast  # expect: TL204

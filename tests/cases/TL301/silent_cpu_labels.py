@@ -13,3 +13,12 @@ for x, labels in []:
     n = int(labels.shape[0])
     lr = optimizer.param_groups[0]["lr"]
     print(f"lr={lr} n={n}")
+
+positives = 0
+for x, y in []:
+    positives += y.sum().item()
+    first = batch_size = y[0].item()
+    x, y = x.cuda(), y.cuda()
+    optimizer.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    optimizer.step()

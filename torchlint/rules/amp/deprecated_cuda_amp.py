@@ -79,7 +79,7 @@ class DeprecatedCudaAmp(Rule):
             body = ctx.facts.parsed.module.body
             if body and _is_docstring(body[0]):
                 row = ctx.positions.span(body[0]).end.row
-        if row >= lines.line_count or not lines.line(row + 1) and row + 1 == lines.line_count:
+        if row >= lines.line_count or (not lines.line(row + 1) and row + 1 == lines.line_count):
             last = lines.line_count
             end = Location(last, len(lines.line(last)) + 1)
             prefix = "" if ctx.facts.parsed.text.endswith(("\n", "\r")) else "\n"

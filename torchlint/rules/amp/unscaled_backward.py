@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchlint.analysis.model import Kind, Scope
+from torchlint.analysis.training import uses_autocast
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -32,10 +33,17 @@ class UnscaledBackward(Rule):
                     e.event.scaler
                     for e in events
                     if e.event.scaler
-                    and (e.kind in _SCALER_EVENTS or (e.kind is Kind.STEP and e.event.via == "scaler"))
+                    and (
+                        e.kind in _SCALER_EVENTS
+                        or (e.kind is Kind.STEP and e.event.via == "scaler")
+                    )
                 ),
                 None,
-            ) or self._scaler_in_scope(ctx, model.loop.scope)
+            )
+            if scaler is None and uses_autocast(model):
+                # A scaler the loop never touches counts only where the loop runs autocast:
+                # an fp32 loop beside an AMP one in the same file needs no scaling.
+                scaler = self._scaler_in_scope(ctx, model.loop.scope)
             if scaler is None:
                 continue
             for e in plain:

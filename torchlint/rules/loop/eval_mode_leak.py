@@ -55,9 +55,7 @@ class EvalModeLeak(Rule):
                 e.kind is not Kind.MODE_EVAL for e in modes if e.index > ev.index
             ):
                 continue  # switched back to training later in the iteration
-            restored = any(
-                e.kind is not Kind.MODE_EVAL for e in modes if e.index < backward.index
-            )
+            restored = any(e.kind is not Kind.MODE_EVAL for e in modes if e.index < backward.index)
             if restored or not forwards(model, receiver):
                 continue
             found.append((ev, backward))

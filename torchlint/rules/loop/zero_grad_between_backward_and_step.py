@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import clears_all_gradients, clears_for
 from torchlint.diagnostics import Severity
@@ -37,8 +39,11 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                 if step is None:
                     continue
                 between = events[z.index + 1 : step.index]
-                if any(e.kind is Kind.BACKWARD and not e.exclusive_with(z) for e in between):
-                    continue  # fresh gradients are computed before the step
+                if any(
+                    e.kind in (Kind.BACKWARD, Kind.GRAD_WRITE) and not e.exclusive_with(z)
+                    for e in between
+                ):
+                    continue  # fresh gradients are computed (or set by hand) before the step
                 backward = None
                 for e in reversed(events[: z.index]):
                     if e.kind is Kind.STEP and clears_for(z, e, ctx.roles):
@@ -48,9 +53,12 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                         break
                 if backward is None:
                     continue
+                clear = ctx.text(z.event.node)
+                if isinstance(z.event.node, cst.Attribute):
+                    clear += " = None"
                 ctx.report(
                     z.event.node,
-                    f"`{ctx.text(z.event.node)}` runs after `{ctx.text(backward.event.node)}` and "
+                    f"`{clear}` runs after `{ctx.text(backward.event.node)}` and "
                     f"before `{ctx.text(step.event.node)}`{ctx.where(z)}, so the step applies "
                     "cleared gradients and the model never learns; clear the gradients before "
                     "the backward pass instead.",

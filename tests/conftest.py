@@ -1,0 +1,51 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass(frozen=True)
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+RunTorchlint = Callable[..., CliResult]
+
+
+@pytest.fixture
+def run_torchlint() -> RunTorchlint:
+    """Run `python -m torchlint ARGS...` in a subprocess: `run(*args, cwd=path, env={...})`.
+
+    Colour and the output-format variable are cleared from the environment unless `env`
+    sets them."""
+
+    def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> CliResult:
+        environment = {
+            key: value
+            for key, value in os.environ.items()
+            if key not in ("FORCE_COLOR", "NO_COLOR", "TORCHLINT_OUTPUT_FORMAT", "COLUMNS")
+        }
+        environment.update(env or {})
+        completed = subprocess.run(
+            [sys.executable, "-m", "torchlint", *args],
+            cwd=cwd,
+            env=environment,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            timeout=120,
+            check=False,
+        )
+        return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+    return run

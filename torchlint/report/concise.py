@@ -1,0 +1,38 @@
+"""`--output-format concise`: `path:row:col: CODE [*] message`, one line each, and a summary."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from torchlint.diagnostics import Diagnostic
+from torchlint.report import Report, summary_lines
+
+PATH_STYLE = "bold"
+CODE_STYLE = "bold red"
+FIX_STYLE = "cyan"
+
+
+def header(report: Report, diagnostic: Diagnostic) -> Text:
+    """`path:row:col: CODE [*] message`, styled."""
+    text = Text()
+    text.append(report.path(diagnostic), style=PATH_STYLE)
+    text.append(f":{diagnostic.location.row}:{diagnostic.location.column}: ")
+    text.append(diagnostic.code, style=CODE_STYLE)
+    if report.marked_fixable(diagnostic):
+        text.append(" ")
+        text.append("[*]", style=FIX_STYLE)
+    text.append(" ")
+    text.append(_one_line(diagnostic.message))
+    return text
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split()) if "\n" in message or "\r" in message else message
+
+
+def render_concise(report: Report, console: Console) -> None:
+    for diagnostic in report.diagnostics:
+        console.print(header(report, diagnostic))
+    for line in summary_lines(report):
+        console.print(line)
