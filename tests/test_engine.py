@@ -169,6 +169,10 @@ def test_deep_nesting_does_not_raise() -> None:
         ("writer is not None", False, GuardKind.CONFIG),
         ("args.verbose", False, GuardKind.CONFIG),
         ("loss > 10", False, GuardKind.OTHER),
+        ("step >= args.warmup_steps", False, GuardKind.CONFIG),
+        ("step < resume_step", True, GuardKind.CONFIG),
+        ("i >= len(loader) - 1", False, GuardKind.PERIODIC),
+        ("not args.distributed", False, GuardKind.CONFIG),
     ],
 )
 def test_guard_classification(test: str, negated: bool, kind: GuardKind) -> None:

@@ -81,10 +81,14 @@ def analyze_source(
     analysis.parsed = parsed
     try:
         facts = collect(parsed)
+        roles = resolve(facts)
     except RecursionError:
         analysis.errors.append(f"{filename}: nested too deeply to analyse; skipped")
         return analysis
-    roles = resolve(facts)
+    except Exception as exc:  # a bug of ours must cost one file, never the run
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        analysis.errors.append(f"{filename}: internal error while reading the file: {detail}")
+        return analysis
     loops = LoopModels(facts.scopes, roles)
     positions = PositionIndex(parsed, facts.anchors)
     analysis.loops, analysis.positions = loops, positions

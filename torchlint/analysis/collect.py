@@ -7,6 +7,7 @@ expressions, by hand, and records *events* in evaluation order (arguments before
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,6 +122,8 @@ class _Collector:
         self.indents: list[str] = []
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
+        self.order = 0  # counts loops and constructions, in walk order
+        self.consumer: tuple[int, str] | None = None  # (id of an argument, the callee's text)
 
     # --- entry ----------------------------------------------------------------------------
 
@@ -229,7 +232,10 @@ class _Collector:
             self.tensors.discard(name)
             self.host.add(name)
         iter_text = _iterable_label(node.iter)
-        loop = LoopFrame(node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames))
+        self.order += 1
+        loop = LoopFrame(
+            node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames), self.order
+        )
         self.scope.loops.append(loop)
         self.frames.append(loop)
         self.block(node.body)
@@ -238,7 +244,8 @@ class _Collector:
             self.block(node.orelse.body)
 
     def while_(self, node: cst.While) -> None:
-        loop = LoopFrame(node, self.scope, "", False, tuple(self.frames))
+        self.order += 1
+        loop = LoopFrame(node, self.scope, "", False, tuple(self.frames), self.order)
         self.scope.loops.append(loop)
         self.frames.append(loop)
         self.anchor_at(node.test)
@@ -438,8 +445,9 @@ class _Collector:
                     "named_parameters",
                 ):
                     owner = expr_text(first.func.value)  # type: ignore[attr-defined]
+            self.order += 1
             self.facts.constructed.append(
-                ConstructedObject(role, target, qual, call, self.scope, enabled, owner)
+                ConstructedObject(role, target, qual, call, self.scope, enabled, owner, self.order)
             )
         elif isinstance(call.func, cst.Name) and call.func.value in self.class_methods:
             self.instances[target] = call.func.value
@@ -465,8 +473,11 @@ class _Collector:
         if kind is cst.Call:
             call: cst.Call = node  # type: ignore[assignment]
             self.expr(call.func)
+            callee = dotted(call.func)
             for arg in call.args:
                 self.anchors[id(arg)] = self.anchor  # type: ignore[assignment]
+                if callee is not None:
+                    self.consumer = (id(arg.value), callee)
                 self.expr(arg.value)
             self.call(call)
         elif kind is cst.Attribute:
@@ -541,7 +552,7 @@ class _Collector:
         if isinstance(receiver_node, cst.Call) and dotted(receiver_node.func) == "super":
             self.call_event(node, ("super", method))
             return
-        receiver = expr_text(receiver_node)
+        receiver = expr_text(_moved_object(receiver_node))
         project_class = self.project_class_of(receiver)
         if project_class is not None and method in self.class_methods.get(project_class, ()):
             self.call_event(node, ("method", receiver, method))
@@ -678,6 +689,7 @@ class _Collector:
             if host.func.attr.value in ("to", "cuda"):
                 break
             host = host.func.value  # `y.sum().item()`: look through tensor methods
+        consumer = self.consumer[1] if self.consumer and self.consumer[0] == id(node) else None
         self.event(
             Kind.HOST_SYNC,
             node,
@@ -686,6 +698,7 @@ class _Collector:
             subject_is_tensor=is_tensor,
             subject_on_host=not is_tensor and self.is_host(host),
             receiver=expr_text(value) if method in _SYNC_METHODS else None,
+            consumer=consumer,
         )
 
     def printed_tensor(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -696,6 +709,19 @@ class _Collector:
             parts = [
                 p.expression for p in value.parts if isinstance(p, cst.FormattedStringExpression)
             ]
+        elif (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Modulo)
+            and isinstance(value.left, cst.SimpleString | cst.ConcatenatedString)
+        ):  # "loss %.4f" % loss, "[%d] %.4f" % (i, loss)
+            right = value.right
+            parts = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        elif (
+            isinstance(value, cst.Call)
+            and _method(value) == "format"
+            and isinstance(value.func.value, cst.SimpleString)  # type: ignore[attr-defined]
+        ):
+            parts = [a.value for a in value.args]
         for part in parts:
             if self.is_tensor(part):
                 return part
@@ -900,15 +926,33 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
             return GuardKind.PERIODIC if not negated else GuardKind.OTHER
         if isinstance(op, cst.NotEqual):
             return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
+        if isinstance(
+            op, cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual
+        ):
+            # `step >= warmup`, `step < resume_step`: on for most iterations, unless it tests
+            # for the last one (`i >= len(loader) - 1`). `loss > 10` is an anomaly check.
+            if not (_is_counter(lhs) or _is_counter(rhs)):
+                return GuardKind.OTHER
+            if "len(" in expr_text(rhs) or "- 1" in expr_text(rhs):
+                return GuardKind.PERIODIC
+            return GuardKind.CONFIG
         if isinstance(op, cst.IsNot | cst.Is) and isinstance(rhs, cst.Name) and rhs.value == "None":
             return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
         return GuardKind.OTHER
     if isinstance(test, cst.Name | cst.Attribute | cst.Call):
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
-        if isinstance(test, cst.Name | cst.Attribute) and not negated:
-            return GuardKind.CONFIG
+        if isinstance(test, cst.Name | cst.Attribute):
+            return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
     return GuardKind.OTHER
+
+
+_COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
+
+
+def _is_counter(node: cst.BaseExpression) -> bool:
+    text = dotted(node)
+    return text is not None and bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
 
 
 def _guard_rank(kind: GuardKind) -> int:
@@ -976,6 +1020,16 @@ def _may_update_weights(qual: str, node: cst.Call) -> bool:
     return any(
         looks_like_optimizer(_simple_text(a.value)) for a in node.args if _simple_text(a.value)
     )
+
+
+_MOVES = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval"}
+
+
+def _moved_object(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`net.to(device)` / `net.eval().cpu()` return `net` itself: see through the chain."""
+    while isinstance(node, cst.Call) and _method(node) in _MOVES:
+        node = node.func.value  # type: ignore[attr-defined]
+    return node
 
 
 def _method(node: cst.Call) -> str | None:

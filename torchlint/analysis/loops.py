@@ -51,6 +51,20 @@ class IterEvent:
     def withs(self) -> tuple[WithFrame, ...]:
         return tuple(f for f in self.frames if isinstance(f, WithFrame))
 
+    @cached_property
+    def loop_chain(self) -> tuple[int, ...]:
+        """The loops (not parameter loops) between the loop and here, outermost first."""
+        return tuple(
+            id(f.node) for f in self.frames if isinstance(f, LoopFrame) and not f.is_param_loop
+        )
+
+    def related(self, other: IterEvent) -> bool:
+        """Whether the two happen in one line of nested loops (one's loops enclose the other's),
+        not in two sibling loops, such as two training functions an outer loop calls in turn."""
+        a, b = self.loop_chain, other.loop_chain
+        shorter = min(len(a), len(b))
+        return a[:shorter] == b[:shorter]
+
     @property
     def is_unconditional(self) -> bool:
         return not self.guards

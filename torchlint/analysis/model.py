@@ -54,6 +54,7 @@ class LoopFrame:
     is_param_loop: bool  # `for p in model.parameters()`: an inner detail, not a loop level
     # Frames of the scope that enclose the loop (outermost first).
     outer: tuple[Frame, ...] = ()
+    order: int = 0  # position in the module, in walk order (compare with ConstructedObject)
 
     @property
     def label(self) -> str:
@@ -102,6 +103,9 @@ class Event:
     subject: str | None = None  # HOST_SYNC: the value synchronised (its root name)
     subject_is_tensor: bool | None = None  # None: a parameter; the caller decides
     subject_on_host: bool = False  # the value is known to live on the host (a CPU batch)
+    # HOST_SYNC: the call the synced value is handed to at once (`env.step` in
+    # `env.step(action.item())`), when it is a direct argument of one.
+    consumer: str | None = None
     # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
     callee: Scope | None = None
     callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)
@@ -161,3 +165,4 @@ class ConstructedObject:
     scope: Scope
     enabled: bool | None = True  # for scalers: False when built with enabled=False
     params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`
+    order: int = 0  # position in the module, in walk order (compare with LoopFrame.order)

@@ -143,6 +143,21 @@ def forwards(model: LoopModel, receiver: str) -> bool:
     return False
 
 
+def opaque_training_step(e: IterEvent, roles: Roles) -> bool:
+    """A call we cannot see into that is handed a tensor and the optimizer, such as timm's
+    `loss_scaler(loss, optimizer, parameters=...)`: it runs backward and step inside."""
+    return (
+        is_opaque_call(e.event) and bool(e.event.tensor_args) and passes_optimizer(e.event, roles)
+    )
+
+
+def does_step_work(model: LoopModel, roles: Roles) -> bool:
+    """The loop itself trains: backward or step (or an opaque training call) at its own level."""
+    return model.is_step_loop or any(
+        e.depth == 0 and opaque_training_step(e, roles) for e in model.events
+    )
+
+
 def uses_autocast(model: LoopModel) -> bool:
     """Whether the loop's work runs under autocast (inside the loop, around it, or through a
     decorated function it calls)."""

@@ -18,3 +18,13 @@ class Trainer:
     def fit(self):
         for batch in self.loader:
             self.train_step(batch)
+
+    def resume(self, resume_step):
+        for step, batch in enumerate(self.loader):
+            if step < resume_step:
+                continue
+            loss = self.model(batch).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            logs = {"step_loss": loss.detach().item()}  # expect: TL301

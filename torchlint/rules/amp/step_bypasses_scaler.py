@@ -27,7 +27,10 @@ class StepBypassesScaler(Rule):
             for step in events:
                 if step.kind is not Kind.STEP or step.event.via != "optimizer":
                     continue
-                if all(b.exclusive_with(step) or b.index > step.index for b in scaled):
+                if not any(
+                    b.index < step.index and b.related(step) and not b.exclusive_with(step)
+                    for b in scaled
+                ):
                     continue
                 optimizer = step.receiver or "optimizer"
                 ctx.report(
@@ -37,8 +40,9 @@ class StepBypassesScaler(Rule):
                     f"inf/NaN; call `{scaler}.step({optimizer})` and then `{scaler}.update()`.",
                 )
             scaler_steps = [e for e in events if e.kind is Kind.STEP and e.event.via == "scaler"]
-            if scaler_steps and not any(e.kind is Kind.SCALER_UPDATE for e in events):
-                step = scaler_steps[0]
+            for step in scaler_steps:
+                if any(e.kind is Kind.SCALER_UPDATE and e.related(step) for e in events):
+                    continue
                 name = step.event.scaler or scaler
                 ctx.report(
                     step.event.node,
@@ -46,3 +50,4 @@ class StepBypassesScaler(Rule):
                     f"scale never adapts (and stays reduced after an overflow); call "
                     f"`{name}.update()` after `{ctx.text(step.event.node)}`.",
                 )
+                break

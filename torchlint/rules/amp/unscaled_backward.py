@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.model import Kind, Scope
+from torchlint.analysis.loops import IterEvent, LoopModel
+from torchlint.analysis.model import Kind
 from torchlint.analysis.training import uses_autocast
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
 _SCALER_EVENTS = (Kind.SCALER_UPDATE, Kind.SCALER_UNSCALE)
+
+
+def _uses_scaler(e: IterEvent) -> bool:
+    return e.kind in _SCALER_EVENTS or (e.kind is Kind.STEP and e.event.via == "scaler")
 
 
 class UnscaledBackward(Rule):
@@ -23,30 +28,21 @@ class UnscaledBackward(Rule):
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.loops.training:
             events = model.events
-            if any(e.kind is Kind.BACKWARD and e.event.via == "scaled" for e in events):
-                continue  # scaled somewhere: plain backward is the non-AMP branch
-            plain = [e for e in events if e.kind is Kind.BACKWARD and e.event.via == "tensor"]
-            if not plain:
-                continue
-            scaler = next(
-                (
-                    e.event.scaler
-                    for e in events
-                    if e.event.scaler
-                    and (
-                        e.kind in _SCALER_EVENTS
-                        or (e.kind is Kind.STEP and e.event.via == "scaler")
-                    )
-                ),
-                None,
-            )
-            if scaler is None and uses_autocast(model):
-                # A scaler the loop never touches counts only where the loop runs autocast:
-                # an fp32 loop beside an AMP one in the same file needs no scaling.
-                scaler = self._scaler_in_scope(ctx, model.loop.scope)
-            if scaler is None:
-                continue
-            for e in plain:
+            for e in events:
+                if e.kind is not Kind.BACKWARD or e.event.via != "tensor":
+                    continue
+                related = [other for other in events if other.related(e)]
+                if any(o.kind is Kind.BACKWARD and o.event.via == "scaled" for o in related):
+                    continue  # scaled in another branch: this is the non-AMP path
+                scaler = next(
+                    (o.event.scaler for o in related if o.event.scaler and _uses_scaler(o)), None
+                )
+                if scaler is None and uses_autocast(model):
+                    # A scaler the loop never touches counts only where the loop runs
+                    # autocast: an fp32 loop beside an AMP one in the same file needs none.
+                    scaler = self._scaler_in_scope(ctx, model)
+                if scaler is None:
+                    continue
                 ctx.report(
                     e.event.node,
                     f"`{ctx.text(e.event.node)}`{ctx.where(e)} backpropagates an unscaled loss "
@@ -55,18 +51,21 @@ class UnscaledBackward(Rule):
                     ".backward()`.",
                 )
 
-    def _scaler_in_scope(self, ctx: RuleContext, scope: Scope) -> str | None:
-        """A GradScaler built (and not disabled) where the loop can see it: in the loop's own
-        function, in its class (`self.scaler`), or at module level."""
+    def _scaler_in_scope(self, ctx: RuleContext, model: LoopModel) -> str | None:
+        """A GradScaler built (and not disabled) where the loop can see it: before the loop in
+        its own function or at module level, or in its class (`self.scaler`)."""
+        scope = model.loop.scope
         for obj in ctx.facts.constructed:
             if obj.role != "scaler" or obj.enabled is False:
                 continue
-            same_function = obj.scope is scope
-            same_class = (
+            if obj.scope is scope or obj.scope.is_module:
+                if obj.order < model.loop.order:
+                    return obj.target
+                continue
+            if (
                 obj.target.startswith("self.")
                 and scope.class_name is not None
                 and obj.scope.class_name == scope.class_name
-            )
-            if same_function or same_class or obj.scope.is_module:
+            ):
                 return obj.target
         return None

@@ -32,6 +32,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                         for e in after
                         if e.kind is Kind.STEP
                         and clears_for(z, e, ctx.roles)
+                        and e.related(z)
                         and not e.exclusive_with(z)
                     ),
                     None,
@@ -40,12 +41,16 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                     continue
                 between = events[z.index + 1 : step.index]
                 if any(
-                    e.kind in (Kind.BACKWARD, Kind.GRAD_WRITE) and not e.exclusive_with(z)
+                    e.kind in (Kind.BACKWARD, Kind.GRAD_WRITE)
+                    and e.related(z)
+                    and not e.exclusive_with(z)
                     for e in between
                 ):
                     continue  # fresh gradients are computed (or set by hand) before the step
                 backward = None
                 for e in reversed(events[: z.index]):
+                    if not e.related(z):
+                        continue
                     if e.kind is Kind.STEP and clears_for(z, e, ctx.roles):
                         break  # that backward's gradients were already used
                     if e.kind is Kind.BACKWARD and not e.exclusive_with(z):

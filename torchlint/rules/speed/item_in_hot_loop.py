@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.loops import IterEvent, runs_every_iteration
+import re
+
+from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
 from torchlint.analysis.model import Kind
+from torchlint.analysis.names import last_segment
+from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -19,6 +23,31 @@ _DESCRIPTIONS = {
 }
 
 
+# Calls that only record a synced value (logging, metrics, accumulation): there the sync can be
+# deferred. Handed to anything else (`env.step(action.item())`, `range(n.item())`), the value is
+# needed on the host right away and the advice would not apply.
+_SINKS = {
+    "append", "extend", "update", "add", "insert", "put", "push", "record", "write",
+    "add_scalar", "add_scalars", "set_postfix", "set_description", "info", "debug", "warning",
+    "print", "format", "round", "float", "str", "sum", "max", "min", "abs",
+}  # fmt: skip
+
+
+_ENVIRONMENT = re.compile(r"(^|_)envs?($|_)|environment", re.IGNORECASE)
+
+
+def _steps_an_environment(model: LoopModel) -> bool:
+    return any(
+        e.event.method == "step" and e.receiver and _ENVIRONMENT.search(last_segment(e.receiver))
+        for e in model.events
+    )
+
+
+def _is_sink(consumer: str) -> bool:
+    name = last_segment(consumer)
+    return name in _SINKS or name.startswith("log")
+
+
 class ItemInHotLoop(Rule):
     code = "TL301"
     name = "item-in-hot-loop"
@@ -30,9 +59,11 @@ class ItemInHotLoop(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.training:
-            if not model.is_step_loop:
+        for model in ctx.loops.all:
+            if not does_step_work(model, ctx.roles):
                 continue  # an epoch loop: its own syncs run once per epoch
+            if _steps_an_environment(model):
+                continue  # RL: acting in the environment needs host values on every step
             for e in model.events:
                 if e.kind is Kind.HOST_SYNC and self._fires(e):
                     ctx.report(
@@ -47,6 +78,9 @@ class ItemInHotLoop(Rule):
     def _fires(self, e: IterEvent) -> bool:
         if not runs_every_iteration(e):
             return False
+        consumer = e.event.consumer
+        if consumer is not None and not _is_sink(consumer):
+            return False  # `env.step(action.item())`: the host needs the value now
         if e.event.method == "item":
             return not e.event.subject_on_host  # `y.sum().item()` on a CPU batch is no sync
         return e.subject_is_tensor is True
