@@ -18,8 +18,10 @@ CASES = {
         'import torch\nscaler = torch.amp.GradScaler("cuda")\n',
     ),
     "keeps_arguments_and_comments": (
-        "import torch\nscaler = torch.cuda.amp.GradScaler(  # tuned\n    init_scale=2.0**10,\n)\n",
-        'import torch\nscaler = torch.amp.GradScaler(  # tuned\n    "cuda", init_scale=2.0**10,\n)\n',
+        "import torch\n"
+        "scaler = torch.cuda.amp.GradScaler(  # tuned\n    init_scale=2.0**10,\n)\n",
+        "import torch\n"
+        'scaler = torch.amp.GradScaler(  # tuned\n    "cuda", init_scale=2.0**10,\n)\n',
     ),
     "positional_autocast_arguments_become_keywords": (
         "import torch\nwith torch.cuda.amp.autocast(True, torch.bfloat16):\n    pass\n",
@@ -41,7 +43,8 @@ CASES = {
     ),
     "module_alias": (
         "import torch\nfrom torch.cuda import amp\nscaler = amp.GradScaler(enabled=True)\n",
-        'import torch\nfrom torch.cuda import amp\nscaler = torch.amp.GradScaler("cuda", enabled=True)\n',
+        "import torch\nfrom torch.cuda import amp\n"
+        'scaler = torch.amp.GradScaler("cuda", enabled=True)\n',
     ),
     "docstring_first_and_no_imports": (
         '"""Train."""\nscaler = __import__("torch").cuda.amp.GradScaler()\n',
