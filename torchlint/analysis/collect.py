@@ -7,13 +7,13 @@ expressions, by hand, and records *events* in evaluation order (arguments before
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
 
+from torchlint.analysis.guards import classify_guard
 from torchlint.analysis.model import (
     CallFrame,
     ClassInfo,
@@ -38,37 +38,32 @@ from torchlint.analysis.names import (
     dotted,
     expr_text,
     looks_like_framework,
-    looks_like_model,
     looks_like_optimizer,
     looks_like_scaler,
     root_name,
 )
 from torchlint.analysis.positions import Anchor
 from torchlint.analysis.source import ParsedSource
+from torchlint.analysis.values import NON_TENSOR_BUILTINS, NUMBER_BUILTINS, Values
 
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
-_PY_VALUE_METHODS = {
-    "item",
-    "tolist",
-    "numpy",
-    "cpu",
-    "size",
-    "dim",
-    "numel",
-    "ndimension",
-    "__len__",
-}
-_NUMBER_BUILTINS = {"float", "int", "bool"}
-_NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
-_NON_TENSOR_TORCH = (
-    "torch.cuda.",
-    "torch.device",
-    "torch.optim.",
-    "torch.utils.",
-    "torch.backends.",
-)
-_RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 _AMP_DEPRECATED = {"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"}
+_CLIP_FUNCTIONS = {
+    "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad.clip_grad_value_",
+}
+_DEVICE_SYNCS = {"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_stream"}
+_TIMERS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit"}
+_HOST_CONSTRUCTORS = {
+    f"torch.{name}"
+    for name in (
+        "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
+        "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like",
+        "full_like", "rand_like", "randn_like",
+    )
+}  # fmt: skip
 _AMP_DEPRECATED_NAMES = {"autocast", "GradScaler"}
 
 
@@ -79,6 +74,17 @@ class DeprecatedUse:
     qualname: str
     node: cst.CSTNode  # the Call when called, else the reference itself
     func: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class CrossEntropyInput:
+    """The first argument of a cross-entropy call, and where it came from."""
+
+    call: cst.Call
+    value: cst.BaseExpression
+    softmax: str | None  # "softmax" / "log_softmax" when the value is known to be one
+    producer: str | None  # `model` when the value is `model(x)`'s output
+    scope: Scope
 
 
 @dataclass
@@ -94,6 +100,8 @@ class ModuleFacts:
     top_level_imports: list[cst.SimpleStatementLine] = field(default_factory=list)
     # For each expression walked: the statement or header it sits in (see positions.py).
     anchors: dict[int, Anchor] = field(default_factory=dict)
+
+    ce_inputs: list[CrossEntropyInput] = field(default_factory=list)
 
     @property
     def loops(self) -> list[LoopFrame]:
@@ -112,13 +120,13 @@ class _Collector:
         self.facts = ModuleFacts(parsed, self.imports, root, scopes=[root])
         self.scope = root
         self.frames: list[Frame] = []
-        self.tensors: set[str] = set()
-        self.scaled: set[str] = set()  # names bound to `scaler.scale(loss)`
-        self.host: set[str] = set()  # names of values known to be on the host (loader batches)
         self.class_stack: list[ClassInfo] = []
         self.class_methods: dict[str, set[str]] = {}
         self.instances: dict[str, str] = {}  # receiver text -> project class name
+        self.no_grad_functions: set[str] = set()  # `f` / `Class.m` decorated with no_grad
         self.top_names = self._prescan(parsed.module)
+        self.values = Values(self)
+        self.loop_assigned: list[set[str]] = []  # names assigned so far in each open loop
         self.indents: list[str] = []
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
@@ -130,7 +138,7 @@ class _Collector:
     def run(self) -> ModuleFacts:
         for stmt in self.module.body:
             self.stmt(stmt)
-        self.facts.module_scope.tensor_names = self.tensors
+        self.facts.module_scope.tensor_names = self.values.tensors
         return self.facts
 
     def _prescan(self, module: cst.Module) -> set[str]:
@@ -138,13 +146,48 @@ class _Collector:
         so that a call can be told from a call of a variable even when the def comes later."""
         names: set[str] = set()
         for stmt in module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:  # imports first, to read decorators below
+                    if isinstance(small, cst.Import):
+                        self.imports.add_import(small)
+                    elif isinstance(small, cst.ImportFrom):
+                        self.imports.add_import_from(small)
+        for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
                 names.add(stmt.name.value)
+            if isinstance(stmt, cst.FunctionDef) and self._disables_grad(stmt):
+                self.no_grad_functions.add(stmt.name.value)
             if isinstance(stmt, cst.ClassDef):
-                self.class_methods[stmt.name.value] = {
-                    s.name.value for s in stmt.body.body if isinstance(s, cst.FunctionDef)
-                }
+                methods = [s for s in stmt.body.body if isinstance(s, cst.FunctionDef)]
+                self.class_methods[stmt.name.value] = {m.name.value for m in methods}
+                for method in methods:
+                    if self._disables_grad(method):
+                        self.no_grad_functions.add(f"{stmt.name.value}.{method.name.value}")
         return names
+
+    def _disables_grad(self, node: cst.FunctionDef) -> bool:
+        for decorator in node.decorators:
+            expr = decorator.decorator
+            func = expr.func if isinstance(expr, cst.Call) else expr
+            if self.imports.qualify(func) in NO_GRAD_FUNCTIONS:
+                return True
+        return False
+
+    def constructed_kind(self, text: str) -> str | None:
+        """The role of the object last assigned to `text`, when the module constructs it."""
+        for obj in reversed(self.facts.constructed):
+            if obj.target == text:
+                return obj.role
+        return None
+
+    def under_no_grad(self) -> bool:
+        for frame in reversed(self.frames):
+            if isinstance(frame, WithFrame):
+                if frame.kind is WithKind.NO_GRAD:
+                    return True
+                if frame.kind is WithKind.ENABLE_GRAD:
+                    return False
+        return False
 
     # --- statements -----------------------------------------------------------------------
 
@@ -228,17 +271,18 @@ class _Collector:
     def for_(self, node: cst.For) -> None:
         self.anchor_at(node.iter)
         self.expr(node.iter)
-        for name in _target_names(node.target):
-            self.tensors.discard(name)
-            self.host.add(name)
+        self.values.bind_loop_targets(_target_names(node.target))
         iter_text = _iterable_label(node.iter)
         self.order += 1
         loop = LoopFrame(
             node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames), self.order
         )
+        loop.sources.extend(self.loop_sources(node.iter))
         self.scope.loops.append(loop)
         self.frames.append(loop)
+        self.loop_assigned.append(set())
         self.block(node.body)
+        self.loop_assigned.pop()
         self.frames.pop()
         if node.orelse is not None:
             self.block(node.orelse.body)
@@ -248,9 +292,11 @@ class _Collector:
         loop = LoopFrame(node, self.scope, "", False, tuple(self.frames), self.order)
         self.scope.loops.append(loop)
         self.frames.append(loop)
+        self.loop_assigned.append(set())
         self.anchor_at(node.test)
         self.expr(node.test)
         self.block(node.body)
+        self.loop_assigned.pop()
         self.frames.pop()
         if node.orelse is not None:
             self.block(node.orelse.body)
@@ -333,15 +379,14 @@ class _Collector:
         else:
             parent.local_defs[name] = scope
 
-        saved = (self.scope, self.frames, self.tensors, self.scaled, self.host)
+        saved = (self.scope, self.frames, self.values, self.loop_assigned)
         self.scope = scope
         self.frames = list(scope.decorators)
-        self.tensors = set()
-        self.scaled = set()
-        self.host = set()
+        self.values = Values(self, params)
+        self.loop_assigned = []
         self.block(node.body)
-        scope.tensor_names = self.tensors
-        self.scope, self.frames, self.tensors, self.scaled, self.host = saved
+        scope.tensor_names = self.values.tensors
+        self.scope, self.frames, self.values, self.loop_assigned = saved
 
     def class_(self, node: cst.ClassDef) -> None:
         bases = tuple(t for t in (dotted(a.value) for a in node.bases) if t)
@@ -370,11 +415,16 @@ class _Collector:
             self.expr(node.value)
             self.expr(node.target)
             text = dotted(node.target)
-            if text is not None and self.is_tensor(node.value):
-                self.tensors.add(text)
+            if text is not None:
+                self.accumulation(node, text, node.value)
+                if self.values.is_tensor(node.value):
+                    self.values.tensors.add(text)
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 self.expr(node.value)
+                kind = self.values.softmax_of(node.value)
+                if kind is not None:
+                    self.scope.returns_softmax = kind
         elif isinstance(node, cst.Assert):
             self.expr(node.test)
         elif isinstance(node, cst.Raise):
@@ -406,31 +456,38 @@ class _Collector:
         text = dotted(target)
         if text is None:
             return
+        if (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Add)
+            and dotted(value.left) == text
+        ):
+            self.accumulation(value, text, value.right)  # `total = total + loss`
+        elif self.loop_assigned:
+            self.loop_assigned[-1].add(text)
         if isinstance(value, cst.Call):
             self.constructed(text, value)
         elif isinstance(value, cst.List | cst.Tuple) and value.elements:
             first = value.elements[0].value
             if isinstance(first, cst.Call):
                 self.constructed(text, first)
-        if self.is_tensor(value):
-            self.tensors.add(text)
-        else:
-            self.tensors.discard(text)
-        if self.is_host(value):
-            self.host.add(text)
-        else:
-            self.host.discard(text)
+        no_grad = self.under_no_grad() or self.calls_no_grad_function(value)
+        self.values.bind(text, value, under_no_grad=no_grad)
         if isinstance(value, cst.Call) and _method(value) == "scale":
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
-                self.scaled.add(text)
+                self.values.scaled.add(text)
         else:
-            self.scaled.discard(text)
+            self.values.scaled.discard(text)
 
     def constructed(self, target: str, call: cst.Call) -> None:
         qual = self.imports.qualify(call.func)
         if qual is not None:
             role = constructor_role(qual)
+            if role == "sequential" and call.args:
+                last = call.args[-1].value
+                inner = self.imports.qualify(last.func) if isinstance(last, cst.Call) else None
+                role = constructor_role(inner or "")
+                role = role if role in ("softmax", "log_softmax") else None
             if role is None:
                 return
             enabled: bool | None = True
@@ -454,6 +511,40 @@ class _Collector:
             self.facts.constructed.append(
                 ConstructedObject("instance", target, call.func.value, call, self.scope)
             )
+
+    def accumulation(self, node: cst.CSTNode, target: str, value: cst.BaseExpression) -> None:
+        """`total += loss` / `losses.append(loss)`: keeps `loss`'s graph alive when `total`
+        outlives the iteration (it was not assigned in this iteration of the loop)."""
+        if not self.loop_assigned or target in self.loop_assigned[-1]:
+            return
+        if self.under_no_grad() or not self.values.is_graph(value):
+            return
+        self.event(Kind.ACCUMULATE, node, receiver=target, subject=root_name(value), value=value)
+
+    def calls_no_grad_function(self, value: cst.BaseExpression) -> bool:
+        """`loss = compute(...)` where `compute` is decorated with `torch.no_grad()`."""
+        if not isinstance(value, cst.Call):
+            return False
+        name = dotted(value.func)
+        if name is None:
+            return False
+        if name.startswith("self.") and self.class_stack:
+            name = f"{self.class_stack[-1].name}.{name[5:]}"
+        return name in self.no_grad_functions
+
+    def loop_sources(self, node: cst.BaseExpression) -> list[str]:
+        """The loaders a `for` iterates: through enumerate / tqdm / iter, each side of a zip."""
+        if isinstance(node, cst.Call):
+            name = dotted(node.func) or ""
+            if name == "zip":
+                return [s for a in node.args for s in self.loop_sources(a.value)]
+            if (name in _ITER_WRAPPERS or name.endswith(".tqdm")) and node.args:
+                return self.loop_sources(node.args[0].value)
+            return []
+        text = dotted(node)
+        if text is None:
+            return []
+        return [self.values.iterators.get(text, text)]
 
     def role_is(self, text: str, role: str) -> bool:
         return any(c.role == role and c.target == text for c in self.facts.constructed)
@@ -502,10 +593,28 @@ class _Collector:
         if qual is not None:
             self.qualified_call(node, qual)
             return
+        callee = self.values.variable_call(node)
+        if callee is not None and self.constructed_kind(callee) == "cross-entropy":
+            self.cross_entropy_input(node)  # `criterion(outputs, labels)`
         if isinstance(func, cst.Attribute):
             self.method_call(node, func)
         elif isinstance(func, cst.Name):
             self.name_call(node, func.value)
+        elif isinstance(func, cst.Call):  # `nn.CrossEntropyLoss()(outputs, labels)`
+            inner = self.imports.qualify(func.func)
+            if inner is not None and constructor_role(inner) == "cross-entropy":
+                self.cross_entropy_input(node)
+
+    def cross_entropy_input(self, node: cst.Call) -> None:
+        if not node.args:
+            return
+        value = node.args[0].value
+        producer = self.values.variable_call(value)
+        if producer is None and isinstance(value, cst.Name | cst.Attribute):
+            producer = self.values.produced_by.get(dotted(value) or "")
+        self.facts.ce_inputs.append(
+            CrossEntropyInput(node, value, self.values.softmax_of(value), producer, self.scope)
+        )
 
     def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
         """`autocast = torch.cuda.amp.autocast`: a use that is not (yet) a call."""
@@ -522,27 +631,40 @@ class _Collector:
             self.call_event(node, ("qualified", qual))
         if qual == "torch.autograd.backward":
             subject = node.args[0].value if node.args else None
+            root = root_name(subject) if subject is not None else None
             self.event(
                 Kind.BACKWARD,
                 node,
                 method="torch.autograd.backward",
                 via="autograd",
-                subject=root_name(subject) if subject is not None else None,
+                subject=root,
+                subject_no_grad=root in self.values.no_grad,
             )
+        elif qual in _CLIP_FUNCTIONS:
+            self.event(Kind.CLIP, node, method=qual.rsplit(".", 1)[-1])
+        elif qual in _DEVICE_SYNCS:
+            self.event(Kind.DEVICE_SYNC, node, method=qual.rsplit(".", 1)[-1])
+        elif qual in _TIMERS or qual.startswith("torch.cuda.Event"):
+            self.event(Kind.TIMING, node, method=qual)
+        elif qual in ("torch.nn.functional.cross_entropy",):
+            self.cross_entropy_input(node)
 
     def name_call(self, node: cst.Call, name: str) -> None:
         shadowed = name in self.top_names or name in self.imports.aliases
-        if name in _NUMBER_BUILTINS and not shadowed and len(node.args) == 1:
+        if name in NUMBER_BUILTINS and not shadowed and len(node.args) == 1:
             self.sync_of_value(node, node.args[0].value, name)
             return
         if name == "print" and not shadowed:
             for arg in node.args:
-                printed = self.printed_tensor(arg.value)
+                printed = self.values.printed_tensor(arg.value)
                 if printed is not None:
                     self.sync_of_value(node, printed, "print")
                     return
             return
-        if name in _NON_TENSOR_BUILTINS and not shadowed:
+        if name == "next" and not shadowed and node.args:
+            self.next_batch(node.args[0].value)
+            return
+        if name in NON_TENSOR_BUILTINS and not shadowed:
             return
         self.call_event(node, ("name", name))
 
@@ -589,8 +711,61 @@ class _Collector:
             if _chain_has_sync(receiver_node):
                 return  # `x.cpu().numpy()`: one sync, already recorded
             self.sync_of_value(node, receiver_node, method)
+        elif method in ("to", "cuda") and self.moves_to_device(node):
+            self.transfer(node, receiver_node)
+        elif method in ("append", "extend") and len(node.args) == 1:
+            self.accumulation(node, receiver, node.args[0].value)
+            self.call_event(node, ("method", receiver, method))
         else:
             self.call_event(node, ("method", receiver, method))
+
+    def moves_to_device(self, node: cst.Call) -> bool:
+        """`.cuda()`, `.to(device)`, `.to("cuda:0")`, `.to(device=...)` — not `.to(torch.float16)`
+        or `.to("cpu")`."""
+        if _method(node) == "cuda":
+            return True
+        for arg in node.args:
+            key = arg.keyword.value if arg.keyword else None
+            if key in ("dtype", "non_blocking", "copy", "memory_format"):
+                continue
+            value = arg.value
+            text = (dotted(value) or expr_text(value)).lower()
+            if isinstance(value, cst.SimpleString):
+                return "cpu" not in text
+            return key == "device" or "device" in text or "cuda" in text or text.endswith("dev")
+        return False
+
+    def transfer(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        non_blocking = any(
+            a.keyword is not None and a.keyword.value == "non_blocking" and not _is_false(a.value)
+            for a in node.args
+        )
+        if isinstance(receiver, cst.Call):
+            qual = self.imports.qualify(receiver.func) or ""
+            if qual in _HOST_CONSTRUCTORS and not any(
+                a.keyword is not None and a.keyword.value == "device" for a in receiver.args
+            ):
+                self.event(Kind.CREATE_MOVE, node, method=qual)
+                return
+        if self.values.is_host(receiver):
+            self.event(
+                Kind.TRANSFER,
+                node,
+                subject=root_name(receiver),
+                non_blocking=non_blocking,
+                receiver=expr_text(receiver),
+            )
+
+    def next_batch(self, iterator: cst.BaseExpression) -> None:
+        """`next(it)` in a loop: the loop iterates whatever `it` iterates."""
+        if isinstance(iterator, cst.Call) and dotted(iterator.func) == "iter" and iterator.args:
+            source = dotted(iterator.args[0].value)
+        else:
+            text = dotted(iterator)
+            source = self.values.iterators.get(text, text) if text else None
+        loops = [f for f in self.frames if isinstance(f, LoopFrame)]
+        if source is not None and loops:
+            loops[-1].sources.append(source)
 
     def backward(
         self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str
@@ -607,9 +782,10 @@ class _Collector:
                     via="scaled",
                     scaler=scaler,
                     subject=root_name(loss) if loss is not None else None,
+                    subject_no_grad=loss is not None and root_name(loss) in self.values.no_grad,
                 )
                 return
-        if receiver in self.scaled:
+        if receiver in self.values.scaled:
             self.event(Kind.BACKWARD, node, receiver=receiver, method=method, via="scaled")
             return
         if method == "manual_backward" or (node.args and looks_like_framework(receiver)):
@@ -623,17 +799,18 @@ class _Collector:
                 subject=root_name(subject) if subject is not None else None,
             )
             return
+        root = root_name(receiver_node)
         self.event(
             Kind.BACKWARD,
             node,
             receiver=receiver,
             method=method,
             via="tensor",
-            subject=root_name(receiver_node),
+            subject=root,
+            subject_no_grad=root in self.values.no_grad,
         )
-        root = root_name(receiver_node)
         if root is not None:
-            self.tensors.add(root)
+            self.values.tensors.add(root)
 
     def step(self, node: cst.Call, receiver: str) -> None:
         if self.is_scaler(receiver):
@@ -664,10 +841,10 @@ class _Collector:
                 (a.keyword.value, _simple_text(a.value)) for a in node.args if a.keyword is not None
             )
             for i, a in enumerate(positional):
-                if self.is_tensor(a.value):
+                if self.values.is_tensor(a.value):
                     tensor_args.add(i)
             for a in node.args:
-                if a.keyword is not None and self.is_tensor(a.value):
+                if a.keyword is not None and self.values.is_tensor(a.value):
                     tensor_args.add(a.keyword.value)
         receiver = ref[1] if ref[0] in ("name", "method") else "self"
         event = self.event(Kind.CALL, node, method=ref[-1], receiver=receiver)
@@ -678,9 +855,9 @@ class _Collector:
 
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)
-        if self.is_tensor(value):
+        if self.values.is_tensor(value):
             is_tensor: bool | None = True
-        elif root is not None and root in self.scope.params and root != "self":
+        elif self.values.is_param(value):
             is_tensor = None  # the caller knows
         else:
             is_tensor = False
@@ -696,118 +873,10 @@ class _Collector:
             method=method,
             subject=root,
             subject_is_tensor=is_tensor,
-            subject_on_host=not is_tensor and self.is_host(host),
+            subject_on_host=not is_tensor and self.values.is_host(host),
             receiver=expr_text(value) if method in _SYNC_METHODS else None,
             consumer=consumer,
         )
-
-    def printed_tensor(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
-        """The tensor that printing `value` formats: a known device tensor first, else a
-        parameter that may hold one (the caller decides)."""
-        parts: list[cst.BaseExpression] = [value]
-        if isinstance(value, cst.FormattedString):
-            parts = [
-                p.expression for p in value.parts if isinstance(p, cst.FormattedStringExpression)
-            ]
-        elif (
-            isinstance(value, cst.BinaryOperation)
-            and isinstance(value.operator, cst.Modulo)
-            and isinstance(value.left, cst.SimpleString | cst.ConcatenatedString)
-        ):  # "loss %.4f" % loss, "[%d] %.4f" % (i, loss)
-            right = value.right
-            parts = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
-        elif (
-            isinstance(value, cst.Call)
-            and _method(value) == "format"
-            and isinstance(value.func.value, cst.SimpleString)  # type: ignore[attr-defined]
-        ):
-            parts = [a.value for a in value.args]
-        for part in parts:
-            if self.is_tensor(part):
-                return part
-        for part in parts:
-            if isinstance(part, cst.Name | cst.Attribute | cst.Subscript):
-                root = root_name(part)
-                if root in self.scope.params and root != "self":
-                    return part
-        return None
-
-    # --- what values are ------------------------------------------------------------------
-
-    def is_tensor(self, node: cst.BaseExpression) -> bool:
-        """Whether `node` (very probably) evaluates to a tensor on the compute device."""
-        if isinstance(node, cst.Name):
-            return node.value in self.tensors
-        if isinstance(node, cst.Attribute):
-            text = dotted(node)
-            if text is not None and text in self.tensors:
-                return True
-            if node.attr.value in ("shape", "dtype", "device", "ndim", "grad_fn", "requires_grad"):
-                return False
-            return node.attr.value in ("data", "T", "mT", "grad") and self.is_tensor(node.value)
-        if isinstance(node, cst.Subscript):
-            return self.is_tensor(node.value)
-        if isinstance(node, cst.BinaryOperation):
-            return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, cst.UnaryOperation):
-            return self.is_tensor(node.expression)
-        if isinstance(node, cst.Call):
-            return self.call_returns_tensor(node)
-        return False
-
-    def is_host(self, node: cst.BaseExpression) -> bool:
-        """A value taken from a loader batch and not moved to a device: `y`, `batch["label"]`."""
-        while isinstance(node, cst.Subscript | cst.Attribute):
-            node = node.value
-        return isinstance(node, cst.Name) and node.value in self.host
-
-    def call_returns_tensor(self, node: cst.Call) -> bool:
-        func = node.func
-        qual = self.imports.qualify(func)
-        if qual is not None:
-            if not qual.startswith("torch.") or qual.startswith(_NON_TENSOR_TORCH):
-                return False
-            return any(self.is_tensor(a.value) for a in node.args) or any(
-                a.keyword is not None and a.keyword.value == "device" for a in node.args
-            )
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            if method in _PY_VALUE_METHODS:
-                return False
-            if method in ("to", "cuda"):
-                target = node.args[0].value if node.args else None
-                if target is not None and _string_value(target) == "cpu":
-                    return False
-                return not self.is_module_object(func.value)
-            if self.is_tensor(func.value):
-                return True
-        if isinstance(func, cst.Name | cst.Attribute):
-            name = dotted(func) or ""
-            head = name.split(".", 1)[0]
-            if name in self.top_names or head in self.imports.aliases:
-                return False
-            if isinstance(func, cst.Name) and (
-                name in _NUMBER_BUILTINS or name in _NON_TENSOR_BUILTINS or name == "print"
-            ):
-                return False
-            if self.resolve_local(name) is not None:
-                return False
-            if isinstance(func, cst.Attribute) and head != "self":
-                return False  # `y.sum()` on a value we know nothing about
-            # A call of a variable or of a module attribute: a model or a loss module.
-            return not name.lower().endswith(("bar", "logger", "writer", "meter"))
-        return False
-
-    def is_module_object(self, node: cst.BaseExpression) -> bool:
-        """`nn.Linear(...)`, `Net()`, `model`: a module being moved, not a tensor."""
-        if isinstance(node, cst.Call):
-            qual = self.imports.qualify(node.func) or ""
-            last = qual.rsplit(".", 1)[-1]
-            if qual.startswith("torch.nn.") and last[:1].isupper():
-                return True
-            return isinstance(node.func, cst.Name) and node.func.value in self.class_methods
-        text = dotted(node)
-        return text is not None and looks_like_model(text)
 
     def resolve_local(self, name: str) -> Scope | None:
         scope: Scope | None = self.scope
@@ -896,72 +965,6 @@ _CHILDREN: dict[type, Callable[[Any], Iterable[cst.BaseExpression | None]]] = {
     cst.StarredElement: lambda n: (n.value,),
     cst.Yield: lambda n: (n.value,) if isinstance(n.value, cst.BaseExpression) else (),
 }
-
-
-def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
-    """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        return classify_guard(test.expression, not negated)
-    if isinstance(test, cst.BooleanOperation):
-        left = classify_guard(test.left, negated)
-        right = classify_guard(test.right, negated)
-        conjunction = isinstance(test.operator, cst.And) != negated  # De Morgan
-        kinds = {left, right}
-        if conjunction:
-            for kind in (GuardKind.PERIODIC, GuardKind.OTHER, GuardKind.CONFIG, GuardKind.RANK):
-                if kind in kinds:
-                    return kind
-        if kinds == {GuardKind.PERIODIC}:
-            return GuardKind.PERIODIC
-        return GuardKind.OTHER if GuardKind.OTHER in kinds else max(kinds, key=_guard_rank)
-    if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
-        return GuardKind.OTHER if not negated else GuardKind.PERIODIC  # `if not i % n`
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        op = test.comparisons[0].operator
-        lhs, rhs = test.left, test.comparisons[0].comparator
-        if _mentions_rank(test):
-            return GuardKind.RANK if not negated else GuardKind.OTHER
-        is_mod = isinstance(lhs, cst.BinaryOperation) and isinstance(lhs.operator, cst.Modulo)
-        if isinstance(op, cst.Equal):
-            return GuardKind.PERIODIC if not negated else GuardKind.OTHER
-        if isinstance(op, cst.NotEqual):
-            return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
-        if isinstance(
-            op, cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual
-        ):
-            # `step >= warmup`, `step < resume_step`: on for most iterations, unless it tests
-            # for the last one (`i >= len(loader) - 1`). `loss > 10` is an anomaly check.
-            if not (_is_counter(lhs) or _is_counter(rhs)):
-                return GuardKind.OTHER
-            if "len(" in expr_text(rhs) or "- 1" in expr_text(rhs):
-                return GuardKind.PERIODIC
-            return GuardKind.CONFIG
-        if isinstance(op, cst.IsNot | cst.Is) and isinstance(rhs, cst.Name) and rhs.value == "None":
-            return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
-        return GuardKind.OTHER
-    if isinstance(test, cst.Name | cst.Attribute | cst.Call):
-        if _mentions_rank(test):
-            return GuardKind.RANK if not negated else GuardKind.OTHER
-        if isinstance(test, cst.Name | cst.Attribute):
-            return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
-    return GuardKind.OTHER
-
-
-_COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
-
-
-def _is_counter(node: cst.BaseExpression) -> bool:
-    text = dotted(node)
-    return text is not None and bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
-
-
-def _guard_rank(kind: GuardKind) -> int:
-    return [GuardKind.RANK, GuardKind.CONFIG, GuardKind.PERIODIC, GuardKind.OTHER].index(kind)
-
-
-def _mentions_rank(node: cst.BaseExpression) -> bool:
-    text = (dotted(node) or expr_text(node)).lower()
-    return any(word in text for word in _RANK_WORDS)
 
 
 def _ends_with_continue(suite: cst.BaseSuite) -> bool:

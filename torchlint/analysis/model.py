@@ -28,6 +28,12 @@ class Kind(enum.Enum):
     HOST_SYNC = "host-sync"
     GRAD_READ = "grad-read"  # reads `.grad` (manual updates, gradient inspection)
     GRAD_WRITE = "grad-write"  # sets gradients by hand: `p.grad = g`, `p.grad.copy_(g)`
+    CLIP = "clip"  # torch.nn.utils.clip_grad_norm_ / clip_grad_value_
+    DEVICE_SYNC = "device-sync"  # torch.cuda.synchronize() / torch.cuda.empty_cache()
+    TIMING = "timing"  # time.perf_counter(), torch.cuda.Event(...): someone is measuring
+    TRANSFER = "transfer"  # a loader batch moved to the device: `x.to(device)`, `x.cuda()`
+    CREATE_MOVE = "create-move"  # `torch.zeros(n).to(device)`: built on the host, then moved
+    ACCUMULATE = "accumulate"  # `total += loss`, `losses.append(loss)` across iterations
     CALL = "call"  # a call we may expand (project function or method) or that is opaque
 
 
@@ -55,6 +61,9 @@ class LoopFrame:
     # Frames of the scope that enclose the loop (outermost first).
     outer: tuple[Frame, ...] = ()
     order: int = 0  # position in the module, in walk order (compare with ConstructedObject)
+    # What the loop iterates, in the scope's terms: `loader` for `enumerate(tqdm(loader))`,
+    # both loaders of a `zip`, the loader behind `next(it)` when `it = iter(loader)`.
+    sources: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -106,6 +115,10 @@ class Event:
     # HOST_SYNC: the call the synced value is handed to at once (`env.step` in
     # `env.step(action.item())`), when it is a direct argument of one.
     consumer: str | None = None
+    # BACKWARD: the value was computed under no_grad / inference_mode (no graph to go back on).
+    subject_no_grad: bool = False
+    non_blocking: bool = False  # TRANSFER: `non_blocking=True` was passed
+    value: cst.BaseExpression | None = None  # ACCUMULATE: what is added; TRANSFER: the device
     # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
     callee: Scope | None = None
     callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)
@@ -136,6 +149,7 @@ class Scope:
     # Names holding tensors computed on the device (model outputs, losses, `.to(device)`).
     # Flow-sensitive while collecting; this is the set at the end of the scope.
     tensor_names: set[str] = field(default_factory=set)
+    returns_softmax: str | None = None  # "softmax" / "log_softmax" when a return gives one
 
     @property
     def is_module(self) -> bool:

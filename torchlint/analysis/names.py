@@ -187,6 +187,16 @@ _OPTIMIZER_PREFIXES = (
     "transformers.optimization.",
 )
 _DATALOADER_CLASSES = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+_OTHER_ROLES = {
+    "torch.utils.data.DistributedSampler": "distributed-sampler",
+    "torch.utils.data.distributed.DistributedSampler": "distributed-sampler",
+    "torch.nn.Softmax": "softmax",
+    "torch.nn.LogSoftmax": "log_softmax",
+    "torch.nn.CrossEntropyLoss": "cross-entropy",
+    "torch.nn.modules.loss.CrossEntropyLoss": "cross-entropy",
+    "torch.nn.NLLLoss": "nll-loss",
+    "torch.nn.Sequential": "sequential",
+}
 
 
 def constructor_role(qualname: str) -> str | None:
@@ -194,6 +204,8 @@ def constructor_role(qualname: str) -> str | None:
         return "scaler"
     if qualname in _DATALOADER_CLASSES:
         return "dataloader"
+    if qualname in _OTHER_ROLES:
+        return _OTHER_ROLES[qualname]
     if qualname.startswith(_SCHEDULER_PREFIXES) or _SCHEDULER_FACTORIES.match(qualname):
         return "scheduler"
     if qualname.startswith(_OPTIMIZER_PREFIXES):

@@ -1,0 +1,78 @@
+"""How often a branch runs, judged from the shape of its condition alone."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.analysis.model import GuardKind
+from torchlint.analysis.names import dotted, expr_text
+
+_RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
+
+
+def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
+    """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return classify_guard(test.expression, not negated)
+    if isinstance(test, cst.BooleanOperation):
+        left = classify_guard(test.left, negated)
+        right = classify_guard(test.right, negated)
+        conjunction = isinstance(test.operator, cst.And) != negated  # De Morgan
+        kinds = {left, right}
+        if conjunction:
+            for kind in (GuardKind.PERIODIC, GuardKind.OTHER, GuardKind.CONFIG, GuardKind.RANK):
+                if kind in kinds:
+                    return kind
+        if kinds == {GuardKind.PERIODIC}:
+            return GuardKind.PERIODIC
+        return GuardKind.OTHER if GuardKind.OTHER in kinds else max(kinds, key=_guard_rank)
+    if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
+        return GuardKind.OTHER if not negated else GuardKind.PERIODIC  # `if not i % n`
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        op = test.comparisons[0].operator
+        lhs, rhs = test.left, test.comparisons[0].comparator
+        if _mentions_rank(test):
+            return GuardKind.RANK if not negated else GuardKind.OTHER
+        is_mod = isinstance(lhs, cst.BinaryOperation) and isinstance(lhs.operator, cst.Modulo)
+        if isinstance(op, cst.Equal):
+            return GuardKind.PERIODIC if not negated else GuardKind.OTHER
+        if isinstance(op, cst.NotEqual):
+            return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
+        if isinstance(
+            op, cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual
+        ):
+            # `step >= warmup`, `step < resume_step`: on for most iterations, unless it tests
+            # for the last one (`i >= len(loader) - 1`). `loss > 10` is an anomaly check.
+            if not (_is_counter(lhs) or _is_counter(rhs)):
+                return GuardKind.OTHER
+            if "len(" in expr_text(rhs) or "- 1" in expr_text(rhs):
+                return GuardKind.PERIODIC
+            return GuardKind.CONFIG
+        if isinstance(op, cst.IsNot | cst.Is) and isinstance(rhs, cst.Name) and rhs.value == "None":
+            return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
+        return GuardKind.OTHER
+    if isinstance(test, cst.Name | cst.Attribute | cst.Call):
+        if _mentions_rank(test):
+            return GuardKind.RANK if not negated else GuardKind.OTHER
+        if isinstance(test, cst.Name | cst.Attribute):
+            return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
+    return GuardKind.OTHER
+
+
+_COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
+
+
+def _is_counter(node: cst.BaseExpression) -> bool:
+    text = dotted(node)
+    return text is not None and bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
+
+
+def _guard_rank(kind: GuardKind) -> int:
+    return [GuardKind.RANK, GuardKind.CONFIG, GuardKind.PERIODIC, GuardKind.OTHER].index(kind)
+
+
+def _mentions_rank(node: cst.BaseExpression) -> bool:
+    text = (dotted(node) or expr_text(node)).lower()
+    return any(word in text for word in _RANK_WORDS)

@@ -1,0 +1,296 @@
+"""What the local names of one scope hold, tracked flow-sensitively as the walk goes.
+
+Cheap value flow, no type inference: a name holds a *device tensor* when it was assigned a model's
+output, a loss, or something moved with `.to(device)`; a *graph tensor* when that value is still
+attached to autograd (not detached, not computed under `no_grad`); a *host value* when it came
+straight out of a loader; a *softmax* when it came out of softmax / log_softmax. Each assignment
+updates these facts in program order, so `loss = loss.item()` makes `loss` a plain number again.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import libcst as cst
+
+from torchlint.analysis.model import Scope
+from torchlint.analysis.names import ImportTable, dotted, looks_like_model, root_name
+
+# Methods whose result is a Python value or a CPU copy, not a device tensor.
+PY_VALUE_METHODS = {"item", "tolist", "numpy", "cpu", "size", "dim", "numel", "ndimension"}
+# Methods whose result no longer carries gradients.
+DETACHING_METHODS = PY_VALUE_METHODS | {
+    "detach",
+    "argmax",
+    "argmin",
+    "eq",
+    "ne",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "long",
+    "int",
+    "bool",
+    "sign",
+    "round",
+}
+NUMBER_BUILTINS = {"float", "int", "bool"}
+NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
+NON_TENSOR_TORCH = (
+    "torch.cuda.",
+    "torch.device",
+    "torch.optim.",
+    "torch.utils.",
+    "torch.backends.",
+)
+SOFTMAX_FUNCTIONS = {
+    "torch.softmax": "softmax",
+    "torch.nn.functional.softmax": "softmax",
+    "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax",
+    "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+}
+SOFTMAX_MODULES = {
+    "torch.nn.Softmax": "softmax",
+    "torch.nn.modules.activation.Softmax": "softmax",
+    "torch.nn.LogSoftmax": "log_softmax",
+    "torch.nn.modules.activation.LogSoftmax": "log_softmax",
+}
+
+
+class Namespace(Protocol):
+    """What the values tracker needs to know about the module being walked."""
+
+    imports: ImportTable
+    top_names: set[str]
+    class_methods: dict[str, set[str]]
+
+    def resolve_local(self, name: str) -> Scope | None: ...
+
+    def constructed_kind(self, text: str) -> str | None: ...
+
+
+class Values:
+    def __init__(self, ns: Namespace, params: tuple[str, ...] = ()) -> None:
+        self.ns = ns
+        self.params = params
+        self.tensors: set[str] = set()  # device tensors
+        self.graph: set[str] = set()  # tensors attached to autograd
+        self.host: set[str] = set()  # loader batches not moved to a device
+        self.scaled: set[str] = set()  # `scaler.scale(loss)`
+        self.softmax: dict[str, str] = {}  # name -> "softmax" | "log_softmax"
+        self.no_grad: set[str] = set()  # computed under no_grad / inference_mode
+        self.iterators: dict[str, str] = {}  # `it = iter(loader)`: it -> loader
+        self.produced_by: dict[str, str] = {}  # `out = model(x)`: out -> model
+
+    # --- updates ------------------------------------------------------------------------
+
+    def bind(self, text: str, value: cst.BaseExpression, *, under_no_grad: bool) -> None:
+        """`text = value`."""
+        _update(self.tensors, text, self.is_tensor(value))
+        _update(self.graph, text, not under_no_grad and self.is_graph(value))
+        _update(self.host, text, self.is_host(value))
+        _update(self.no_grad, text, under_no_grad and self.is_tensor(value))
+        kind = self.softmax_of(value)
+        if kind is None:
+            self.softmax.pop(text, None)
+        else:
+            self.softmax[text] = kind
+        callee = self.variable_call(value)
+        if callee is None:
+            self.produced_by.pop(text, None)
+        else:
+            self.produced_by[text] = callee
+        if isinstance(value, cst.Call) and dotted(value.func) == "iter" and value.args:
+            source = dotted(value.args[0].value)
+            if source is not None:
+                self.iterators[text] = source
+
+    def bind_loop_targets(self, names: list[str]) -> None:
+        for name in names:
+            for facts in (self.tensors, self.graph, self.no_grad):
+                facts.discard(name)
+            self.softmax.pop(name, None)
+            self.host.add(name)
+
+    # --- queries ------------------------------------------------------------------------
+
+    def is_param(self, node: cst.BaseExpression) -> bool:
+        root = root_name(node)
+        return root is not None and root != "self" and root in self.params
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` (very probably) evaluates to a tensor on the compute device."""
+        if isinstance(node, cst.Name):
+            return node.value in self.tensors
+        if isinstance(node, cst.Attribute):
+            text = dotted(node)
+            if text is not None and text in self.tensors:
+                return True
+            if node.attr.value in ("shape", "dtype", "device", "ndim", "grad_fn", "requires_grad"):
+                return False
+            return node.attr.value in ("data", "T", "mT", "grad") and self.is_tensor(node.value)
+        if isinstance(node, cst.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_tensor(node.expression)
+        if isinstance(node, cst.Call):
+            return self._call_returns_tensor(node)
+        return False
+
+    def is_graph(self, node: cst.BaseExpression) -> bool:
+        """Whether `node` is a tensor that still carries the autograd graph."""
+        if isinstance(node, cst.Name):
+            return node.value in self.graph
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in ("data", "grad", "shape", "dtype", "device"):
+                return False
+            text = dotted(node)
+            return text is not None and text in self.graph
+        if isinstance(node, cst.Subscript):
+            return self.is_graph(node.value)
+        if isinstance(node, cst.BinaryOperation):
+            return self.is_graph(node.left) or self.is_graph(node.right)
+        if isinstance(node, cst.UnaryOperation):
+            return self.is_graph(node.expression)
+        if isinstance(node, cst.Call):
+            func = node.func
+            qual = self.ns.imports.qualify(func)
+            if qual is not None:
+                return qual.startswith("torch.") and any(self.is_graph(a.value) for a in node.args)
+            if isinstance(func, cst.Attribute):
+                if func.attr.value in DETACHING_METHODS:
+                    return False
+                if self.is_graph(func.value):
+                    return True
+            return self.variable_call(node) is not None
+        return False
+
+    def is_host(self, node: cst.BaseExpression) -> bool:
+        """A value taken from a loader batch and not moved to a device: `y`, `batch["label"]`."""
+        while isinstance(node, cst.Subscript | cst.Attribute):
+            node = node.value
+        return isinstance(node, cst.Name) and node.value in self.host
+
+    def softmax_of(self, node: cst.BaseExpression) -> str | None:
+        """ "softmax" / "log_softmax" when `node` is the output of one, else None."""
+        if isinstance(node, cst.Name):
+            return self.softmax.get(node.value)
+        if isinstance(node, cst.Attribute):
+            text = dotted(node)
+            return self.softmax.get(text) if text is not None else None
+        if not isinstance(node, cst.Call):
+            return None
+        qual = self.ns.imports.qualify(node.func)
+        if qual is not None:
+            return SOFTMAX_FUNCTIONS.get(qual)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+            "softmax",
+            "log_softmax",
+        ):
+            return node.func.attr.value
+        callee = self.variable_call(node)
+        if callee is not None:
+            kind = self.ns.constructed_kind(callee)
+            if kind in ("softmax", "log_softmax"):
+                return kind
+        return None
+
+    def variable_call(self, node: cst.BaseExpression) -> str | None:
+        """For `model(x)` / `self.criterion(out, y)`: the called variable's text; else None."""
+        if not isinstance(node, cst.Call):
+            return None
+        func = node.func
+        if not isinstance(func, cst.Name | cst.Attribute):
+            return None
+        name = dotted(func)
+        if name is None:
+            return None
+        head = name.split(".", 1)[0]
+        if name in self.ns.top_names or head in self.ns.imports.aliases:
+            return None
+        if isinstance(func, cst.Name) and (
+            name in NUMBER_BUILTINS or name in NON_TENSOR_BUILTINS or name in ("print", "iter")
+        ):
+            return None
+        if self.ns.resolve_local(name) is not None:
+            return None
+        if isinstance(func, cst.Attribute) and head != "self":
+            return None  # `y.sum()` on a value we know nothing about
+        if name.lower().endswith(("bar", "logger", "writer", "meter")):
+            return None
+        return name
+
+    def is_module_object(self, node: cst.BaseExpression) -> bool:
+        """`nn.Linear(...)`, `Net()`, `model`: a module being moved, not a tensor."""
+        if isinstance(node, cst.Call):
+            qual = self.ns.imports.qualify(node.func) or ""
+            last = qual.rsplit(".", 1)[-1]
+            if qual.startswith("torch.nn.") and last[:1].isupper():
+                return True
+            return isinstance(node.func, cst.Name) and node.func.value in self.ns.class_methods
+        text = dotted(node)
+        return text is not None and looks_like_model(text)
+
+    def printed_tensor(self, value: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The tensor that printing `value` formats: a known device tensor first, else a
+        parameter that may hold one (the caller decides)."""
+        parts: list[cst.BaseExpression] = [value]
+        if isinstance(value, cst.FormattedString):
+            parts = [
+                p.expression for p in value.parts if isinstance(p, cst.FormattedStringExpression)
+            ]
+        elif (
+            isinstance(value, cst.BinaryOperation)
+            and isinstance(value.operator, cst.Modulo)
+            and isinstance(value.left, cst.SimpleString | cst.ConcatenatedString)
+        ):  # "loss %.4f" % loss, "[%d] %.4f" % (i, loss)
+            right = value.right
+            parts = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        elif (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value == "format"
+            and isinstance(value.func.value, cst.SimpleString)
+        ):
+            parts = [a.value for a in value.args]
+        for part in parts:
+            if self.is_tensor(part):
+                return part
+        for part in parts:
+            if isinstance(part, cst.Name | cst.Attribute | cst.Subscript) and self.is_param(part):
+                return part
+        return None
+
+    def _call_returns_tensor(self, node: cst.Call) -> bool:
+        func = node.func
+        qual = self.ns.imports.qualify(func)
+        if qual is not None:
+            if not qual.startswith("torch.") or qual.startswith(NON_TENSOR_TORCH):
+                return False
+            return any(self.is_tensor(a.value) for a in node.args) or any(
+                a.keyword is not None and a.keyword.value == "device" for a in node.args
+            )
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in PY_VALUE_METHODS:
+                return False
+            if method in ("to", "cuda"):
+                target = node.args[0].value if node.args else None
+                if isinstance(target, cst.SimpleString) and target.value[1:-1] == "cpu":
+                    return False
+                return not self.is_module_object(func.value)
+            if self.is_tensor(func.value):
+                return True
+        return self.variable_call(node) is not None
+
+
+def _update(facts: set[str], name: str, holds: bool) -> None:
+    if holds:
+        facts.add(name)
+    else:
+        facts.discard(name)
