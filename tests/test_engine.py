@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -193,3 +194,35 @@ def test_noqa_rows_agree_with_parser_rows_after_a_form_feed() -> None:
     text = TRAINING.replace("model = torch", "x = 1  # \x0c comment\nmodel = torch")
     text = text.replace("print(loss.item())", "print(loss.item())  # noqa: TL301")
     assert codes(text) == []
+
+
+def test_target_torch_version_silences_rules_that_need_a_newer_torch() -> None:
+    text = "import torch\nscaler = torch.cuda.amp.GradScaler()\n"
+    assert codes(text, RuleSelection(select=("ALL",), target_torch=(2, 2))) == []
+    assert codes(text, RuleSelection(select=("ALL",), target_torch=(2, 3))) == [("TL204", 2)]
+    assert codes(text, RuleSelection(select=("ALL",))) == [("TL204", 2)]
+
+
+def test_target_torch_version_from_pyproject(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntarget-torch-version = "2.1"\n')
+    (tmp_path / "amp.py").write_text("import torch\nscaler = torch.cuda.amp.GradScaler()\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "amp.py", "--output-format", "concise"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\ntarget-torch-version = "2.4"\n')
+    run = subprocess.run(
+        [sys.executable, "-m", "torchlint", "check", "amp.py", "--output-format", "concise"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1 and "TL204" in run.stdout

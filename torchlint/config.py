@@ -38,7 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from torchlint.selection import RuleSelection, SelectorError, validate_selectors
+from torchlint.selection import (
+    RuleSelection,
+    SelectorError,
+    parse_version,
+    validate_selectors,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -230,7 +235,11 @@ class Config:
 
     def selection(self, file: Path, overrides: CliOverrides) -> RuleSelection:
         select = overrides.select if overrides.select is not None else self.select
-        selection = RuleSelection(select, (*self.ignore, *overrides.ignore))
+        selection = RuleSelection(
+            select,
+            (*self.ignore, *overrides.ignore),
+            parse_version(self.target_torch_version),
+        )
         if self.per_file_ignores:
             parts, inside = self.relative_parts(file)
             for entry in self.per_file_ignores:

@@ -37,12 +37,25 @@ def validate_selectors(selectors: Iterable[str], origin: str) -> tuple[str, ...]
     return tuple(result)
 
 
+def parse_version(text: str | None) -> tuple[int, int] | None:
+    """`"2.3"` / `"2.3.1"` -> (2, 3); None for None."""
+    if text is None:
+        return None
+    major, minor = text.strip().split(".")[:2]
+    return int(major), int(minor)
+
+
 @dataclass(frozen=True)
 class RuleSelection:
     select: tuple[str, ...] | None = None  # None: the rules enabled by default
     ignore: tuple[str, ...] = ()
+    # The oldest PyTorch the project supports: rules whose advice needs a newer one stay silent.
+    target_torch: tuple[int, int] | None = None
 
     def enabled(self, rule: type[Rule]) -> bool:
+        target, needed = self.target_torch, rule.min_torch
+        if target is not None and needed is not None and target < needed:
+            return False
         if self.select is None:
             chosen = rule.default_enabled
         else:
@@ -53,7 +66,10 @@ class RuleSelection:
         return tuple(rule for rule in ALL_RULES if self.enabled(rule))
 
     def with_ignored(self, more: Iterable[str]) -> RuleSelection:
-        return RuleSelection(self.select, (*self.ignore, *more))
+        return RuleSelection(self.select, (*self.ignore, *more), self.target_torch)
 
     def cache_key(self) -> str:
-        return ",".join(rule.code for rule in self.rules())
+        codes = ",".join(rule.code for rule in self.rules())
+        if self.target_torch is None:
+            return codes
+        return f"{codes};torch>={self.target_torch[0]}.{self.target_torch[1]}"

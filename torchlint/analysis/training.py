@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Event, Kind, LoopFrame, Scope, WithFrame, WithKind
+from torchlint.analysis.model import Event, Frame, Kind, LoopFrame, Scope, WithFrame, WithKind
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
 from torchlint.analysis.resolve import Roles
 
@@ -190,3 +190,29 @@ __all__ = [
     "optimizer_name",
     "scope_may_step",
 ]
+
+
+def context(model: LoopModel, e: IterEvent) -> tuple[Frame, ...]:
+    """Every frame around an event, outermost first: the loop's own surroundings (decorators,
+    `with` blocks around the loop), then what lies between the loop and the event."""
+    return (*model.loop.outer, *e.frames)
+
+
+def grad_disabled(frames: tuple[Frame, ...]) -> bool:
+    """Whether gradients are off at the innermost point of `frames`."""
+    for frame in reversed(frames):
+        if isinstance(frame, WithFrame):
+            if frame.kind is WithKind.NO_GRAD:
+                return True
+            if frame.kind is WithKind.ENABLE_GRAD:
+                return False
+    return False
+
+
+def autocast_frame(frames: tuple[Frame, ...]) -> WithFrame | None:
+    """The innermost enabled autocast around a point, if any."""
+    for frame in reversed(frames):
+        if isinstance(frame, WithFrame) and frame.kind is WithKind.AUTOCAST:
+            return frame
+    return None
+

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from torchlint.rules.amp.backward_inside_autocast import BackwardInsideAutocast
+from torchlint.rules.amp.clip_without_unscale import ClipWithoutUnscale
 from torchlint.rules.amp.deprecated_cuda_amp import DeprecatedCudaAmp
+from torchlint.rules.amp.fp16_without_scaler import Fp16WithoutScaler
 from torchlint.rules.amp.step_bypasses_scaler import StepBypassesScaler
 from torchlint.rules.amp.unscaled_backward import UnscaledBackward
 from torchlint.rules.base import Rule
+from torchlint.rules.data.missing_set_epoch import MissingSetEpoch
+from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
+from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
+from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
+from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
+from torchlint.rules.loop.scheduler_before_optimizer_step import SchedulerBeforeOptimizerStep
+from torchlint.rules.loop.softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 from torchlint.rules.loop.step_before_backward import StepBeforeBackward
 from torchlint.rules.loop.zero_grad_between_backward_and_step import ZeroGradBetweenBackwardAndStep
+from torchlint.rules.speed.blocking_transfer import BlockingTransfer
+from torchlint.rules.speed.host_tensor_then_moved import HostTensorThenMoved
 from torchlint.rules.speed.item_in_hot_loop import ItemInHotLoop
+from torchlint.rules.speed.sync_in_hot_loop import SyncInHotLoop
+from torchlint.rules.speed.synchronous_dataloader import SynchronousDataLoader
 from torchlint.rules.syntax_error import SyntaxErrorRule
 
 ALL_RULES: tuple[type[Rule], ...] = tuple(
@@ -27,6 +41,20 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             StepBypassesScaler,
             DeprecatedCudaAmp,
             ItemInHotLoop,
+            EvalWithoutNoGrad,
+            SchedulerBeforeOptimizerStep,
+            LossAccumulatedWithGraph,
+            SoftmaxIntoCrossEntropy,
+            BackwardUnderNoGrad,
+            ClipWithoutUnscale,
+            Fp16WithoutScaler,
+            BackwardInsideAutocast,
+            SyncInHotLoop,
+            SynchronousDataLoader,
+            BlockingTransfer,
+            HostTensorThenMoved,
+            UnshuffledTrainingLoader,
+            MissingSetEpoch,
         ),
         key=lambda rule: rule.code,
     )

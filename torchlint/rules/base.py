@@ -9,6 +9,7 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.data import LoaderLinks
 from torchlint.analysis.loops import IterEvent, LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles
@@ -25,6 +26,9 @@ class Rule:
     summary: ClassVar[str]  # one line, shown by `torchlint rules` and in SARIF
     default_enabled: ClassVar[bool] = True
     fixable: ClassVar[bool] = False
+    # The oldest PyTorch for which the rule's advice holds (None: any). With a lower
+    # `target-torch-version` in the configuration, the rule stays silent.
+    min_torch: ClassVar[tuple[int, int] | None] = None
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError
@@ -49,6 +53,8 @@ class RuleContext:
     positions: PositionIndex
     filename: str
     findings: list[Finding] = field(default_factory=list)
+    # Derived facts several rules share (computed by the first rule that needs them).
+    memo: dict[str, object] = field(default_factory=dict)
     _rule: type[Rule] | None = None
 
     def report(
@@ -62,6 +68,15 @@ class RuleContext:
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
 
     # --- helpers for messages and fixes ------------------------------------------------
+
+    @property
+    def loader_links(self) -> LoaderLinks:
+        """Which DataLoader feeds which loop (computed once, for the data rules)."""
+        links = self.memo.get("loader_links")
+        if not isinstance(links, LoaderLinks):
+            links = LoaderLinks(self.facts)
+            self.memo["loader_links"] = links
+        return links
 
     def line_of(self, node: cst.CSTNode) -> int:
         return self.positions.span(node).start.row

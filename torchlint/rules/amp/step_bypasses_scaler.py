@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
-from torchlint.diagnostics import Severity
+from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import insert_line_after, statement_of
 
 
 class StepBypassesScaler(Rule):
@@ -12,6 +16,7 @@ class StepBypassesScaler(Rule):
     name = "step-bypasses-scaler"
     family = "amp"
     severity = Severity.ERROR
+    fixable = True
     summary = (
         "After `scaler.scale(loss).backward()`, the loop calls `optimizer.step()` directly "
         "or never calls `scaler.update()`."
@@ -33,11 +38,13 @@ class StepBypassesScaler(Rule):
                 ):
                     continue
                 optimizer = step.receiver or "optimizer"
+                updated = any(e.kind is Kind.SCALER_UPDATE and e.related(step) for e in events)
                 ctx.report(
                     step.event.node,
                     f"`{ctx.text(step.event.node)}`{ctx.where(step)} applies gradients that "
                     f"`{scaler}` scaled up, without unscaling them or skipping steps with "
                     f"inf/NaN; call `{scaler}.step({optimizer})` and then `{scaler}.update()`.",
+                    fix=self._step_fix(ctx, step, scaler, updated),
                 )
             scaler_steps = [e for e in events if e.kind is Kind.STEP and e.event.via == "scaler"]
             for step in scaler_steps:
@@ -49,5 +56,34 @@ class StepBypassesScaler(Rule):
                     f"`{name}.update()` is never called in the {model.loop.label}, so the loss "
                     f"scale never adapts (and stays reduced after an overflow); call "
                     f"`{name}.update()` after `{ctx.text(step.event.node)}`.",
+                    fix=self._update_fix(ctx, step, name),
                 )
                 break
+
+    def _step_fix(
+        self, ctx: RuleContext, step: IterEvent, scaler: str, updated: bool
+    ) -> Fix | None:
+        """`optimizer.step()` -> `scaler.step(optimizer)`, plus `scaler.update()` if missing."""
+        call = step.event.node
+        if step.via_call is not None or not isinstance(call, cst.Call) or call.args:
+            return None
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        optimizer = ctx.text(call.func.value)
+        edits = [ctx.replace(call, f"{scaler}.step({optimizer})")]
+        if not updated:
+            statement = statement_of(ctx, call)
+            insert = insert_line_after(ctx, statement, f"{scaler}.update()") if statement else None
+            if insert is None:
+                return None
+            edits.append(insert)
+        return ctx.fix("unsafe", f"Step through `{scaler}`", *edits)
+
+    def _update_fix(self, ctx: RuleContext, step: IterEvent, scaler: str) -> Fix | None:
+        if step.via_call is not None:
+            return None
+        statement = statement_of(ctx, step.event.node)
+        insert = insert_line_after(ctx, statement, f"{scaler}.update()") if statement else None
+        if insert is None:
+            return None
+        return ctx.fix("unsafe", f"Call `{scaler}.update()` after the step", insert)

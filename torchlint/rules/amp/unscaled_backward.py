@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchlint.analysis.loops import IterEvent, LoopModel
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import uses_autocast
-from torchlint.diagnostics import Severity
+from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
 _SCALER_EVENTS = (Kind.SCALER_UPDATE, Kind.SCALER_UNSCALE)
+
+
+def _scale_fix(ctx: RuleContext, e: IterEvent, scaler: str) -> Fix | None:
+    """`loss.backward()` -> `scaler.scale(loss).backward()`."""
+    call = e.event.node
+    if e.via_call is not None or not isinstance(call, cst.Call):
+        return None  # the scaler's name belongs to the loop's scope, not the helper's
+    if not isinstance(call.func, cst.Attribute):
+        return None
+    loss = call.func.value
+    return ctx.fix(
+        "unsafe",
+        f"Scale the loss with `{scaler}`",
+        ctx.replace(loss, f"{scaler}.scale({ctx.text(loss)})"),
+    )
 
 
 def _uses_scaler(e: IterEvent) -> bool:
@@ -20,6 +37,7 @@ class UnscaledBackward(Rule):
     name = "unscaled-backward"
     family = "amp"
     severity = Severity.ERROR
+    fixable = True
     summary = (
         "A GradScaler is in use and the loop calls `loss.backward()` instead of "
         "`scaler.scale(loss).backward()`."
@@ -49,6 +67,7 @@ class UnscaledBackward(Rule):
                     f"although the GradScaler `{scaler}` is in use, so small float16 gradients "
                     f"underflow to zero; call `{scaler}.scale({e.event.subject or 'loss'})"
                     ".backward()`.",
+                    fix=_scale_fix(ctx, e, scaler),
                 )
 
     def _scaler_in_scope(self, ctx: RuleContext, model: LoopModel) -> str | None:

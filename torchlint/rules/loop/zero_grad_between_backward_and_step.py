@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import clears_all_gradients, clears_for
-from torchlint.diagnostics import Severity
+from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import delete_line, insert_line_before, statement_of
 
 
 class ZeroGradBetweenBackwardAndStep(Rule):
@@ -15,6 +17,7 @@ class ZeroGradBetweenBackwardAndStep(Rule):
     name = "zero-grad-between-backward-and-step"
     family = "loop"
     severity = Severity.ERROR
+    fixable = True
     summary = "In one iteration, gradients are cleared after backward and before the step."
 
     def check(self, ctx: RuleContext) -> None:
@@ -67,4 +70,21 @@ class ZeroGradBetweenBackwardAndStep(Rule):
                     f"before `{ctx.text(step.event.node)}`{ctx.where(z)}, so the step applies "
                     "cleared gradients and the model never learns; clear the gradients before "
                     "the backward pass instead.",
+                    fix=_move_fix(ctx, z, backward),
                 )
+
+
+def _move_fix(ctx: RuleContext, z: IterEvent, backward: IterEvent) -> Fix | None:
+    """Move the clearing statement to just before the backward statement, when both stand
+    on their own lines in the same block."""
+    if z.event.scope is not backward.event.scope or z.event.path != backward.event.path:
+        return None
+    clear = statement_of(ctx, z.event.node)
+    target = statement_of(ctx, backward.event.node)
+    if clear is None or target is None or not isinstance(clear, cst.Expr):
+        return None
+    delete = delete_line(ctx, clear)
+    insert = insert_line_before(ctx, target, ctx.text(clear))
+    if delete is None or insert is None:
+        return None
+    return ctx.fix("unsafe", "Clear the gradients before the backward pass", insert, delete)

@@ -1,0 +1,197 @@
+"""Every fix, everywhere we have examples: the fixed text parses, a second pass changes nothing,
+and nothing outside the fixed ranges moves. Plus the exact output of each rule's fix."""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from torchlint.analysis.source import ParsedSource, parse_source
+from torchlint.docs import doc_examples, rule_doc
+from torchlint.engine import analyze
+from torchlint.fixer import fix_text
+from torchlint.rules import ALL_RULES
+from torchlint.selection import RuleSelection
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL = RuleSelection(select=("ALL",))
+
+
+def _sources() -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for rule in ALL_RULES:
+        doc = rule_doc(rule.code)
+        if doc is None or rule.code == "TL001":
+            continue
+        for section, blocks in doc_examples(doc).items():
+            for number, block in enumerate(blocks, start=1):
+                found.append((f"{rule.code}/{section}-{number}", block))
+    for path in sorted([*ROOT.glob("examples/*.py"), *ROOT.glob("tests/cases/*/*.py")]):
+        found.append((str(path.relative_to(ROOT)), path.read_text()))
+    return found
+
+
+SOURCES = _sources()
+
+
+@pytest.mark.parametrize(("name", "source"), SOURCES, ids=[n for n, _ in SOURCES])
+def test_all_fixes_parse_are_idempotent_and_local(name: str, source: str) -> None:
+    result = fix_text(source, name, ALL, unsafe=True)
+    assert isinstance(parse_source(result.text), ParsedSource)
+    assert not result.rejected, result.rejected
+    again = fix_text(result.text, name, ALL, unsafe=True)
+    assert again.text == result.text, "a second --fix changed the file again"
+    # Unchanged lines stay unchanged: every difference is a line some fix touched.
+    changed = sum(
+        1
+        for line in difflib.ndiff(source.splitlines(), result.text.splitlines())
+        if line[:1] in "+-"
+    )
+    assert changed <= 4 * max(result.fixed_count, 0) + (2 if result.fixed_count else 0)
+
+
+def _fixed(source: str, code: str) -> str:
+    return fix_text(textwrap.dedent(source), "t.py", RuleSelection(select=(code,)), True).text
+
+
+def test_tl103_moves_the_clear_before_backward() -> None:
+    assert _fixed(
+        """\
+        import torch
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            loss = model(x).sum()
+            loss.backward()  # gradients
+            optimizer.zero_grad()
+            optimizer.step()
+        """,
+        "TL103",
+    ) == textwrap.dedent(
+        """\
+        import torch
+        model = torch.nn.Linear(2, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            loss = model(x).sum()
+            optimizer.zero_grad()
+            loss.backward()  # gradients
+            optimizer.step()
+        """
+    )
+
+
+def test_tl201_scales_the_loss() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        for x in data:
+            with torch.autocast("cuda"):
+                loss = model(x).sum()
+            (loss / 4).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        """,
+        "TL201",
+    )
+    assert "    (scaler.scale(loss / 4)).backward()\n" in fixed
+
+
+def test_tl202_steps_through_the_scaler_and_adds_update() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        for x in data:
+            optimizer.zero_grad()
+            scaler.scale(model(x).sum()).backward()
+            optimizer.step()
+        """,
+        "TL202",
+    )
+    assert fixed.endswith("    scaler.step(optimizer)\n    scaler.update()\n")
+
+
+def test_tl304_adds_non_blocking() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        from torch.utils.data import DataLoader
+        loader = DataLoader(ds, batch_size=8, shuffle=True, num_workers=2, pin_memory=True)
+        for x, y in loader:
+            x = x.to(device)
+            y = y.cuda()
+            z = y.to(device,)
+            optimizer.zero_grad()
+            model(x).sum().backward()
+            optimizer.step()
+        """,
+        "TL304",
+    )
+    assert "x = x.to(device, non_blocking=True)" in fixed
+    assert "y = y.cuda(non_blocking=True)" in fixed
+
+
+def test_tl305_passes_device_to_the_constructor() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        for x in loader:
+            noise = torch.randn(x.shape[0], 16).to(device)
+            mask = torch.ones(4, dtype=torch.bool).cuda()
+            optimizer.zero_grad()
+            model(x, noise, mask).sum().backward()
+            optimizer.step()
+        """,
+        "TL305",
+    )
+    assert "noise = torch.randn(x.shape[0], 16, device=device)" in fixed
+    assert 'mask = torch.ones(4, dtype=torch.bool, device="cuda")' in fixed
+
+
+def test_tl108_detaches_what_is_kept() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        total, history = 0.0, []
+        for x in loader:
+            optimizer.zero_grad()
+            loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+            total += loss
+            history.append(loss * 2)
+        """,
+        "TL108",
+    )
+    assert "total += loss.item()" in fixed
+    assert "history.append((loss * 2).detach())" in fixed
+
+
+def test_tl106_decorates_the_evaluation_function_and_imports_torch() -> None:
+    fixed = _fixed(
+        """\
+        from torch import nn
+
+
+        def evaluate(model, loader):
+            model.eval()
+            return [model(x) for x in loader] + [model(x).sum() for x in loader]
+
+
+        def evaluate_loop(model, loader):
+            model.eval()
+            outs = []
+            for x in loader:
+                outs.append(model(x))
+            return outs
+        """,
+        "TL106",
+    )
+    assert "import torch\n" in fixed
+    assert "\n@torch.no_grad()\ndef evaluate_loop(model, loader):\n" in fixed
+    assert analyze(fixed, "t.py", RuleSelection(select=("TL106",))) == []

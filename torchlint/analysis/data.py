@@ -1,0 +1,97 @@
+"""Which DataLoader feeds which loop, across the functions of a module.
+
+A loop's `sources` name what it iterates in its own scope (`loader`, `train_loader`,
+`self.train_loader`). When that is a parameter, we follow the module's call sites to the argument
+the caller passed, up to a few levels, until we reach the `DataLoader(...)` that built it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope
+from torchlint.analysis.resolve import call_binding
+
+MAX_CALL_LEVELS = 3
+
+
+@dataclass(frozen=True)
+class LoaderArgs:
+    """The arguments of a `DataLoader(...)` call that the data rules read."""
+
+    call: cst.Call
+
+    def keyword(self, name: str) -> cst.BaseExpression | None:
+        for arg in self.call.args:
+            if arg.keyword is not None and arg.keyword.value == name:
+                return arg.value
+        return None
+
+    def positional(self, index: int) -> cst.BaseExpression | None:
+        """DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, ...)."""
+        positional = [a for a in self.call.args if a.keyword is None and not a.star]
+        return positional[index].value if index < len(positional) else None
+
+    def get(self, name: str, index: int) -> cst.BaseExpression | None:
+        return self.keyword(name) or self.positional(index)
+
+    @property
+    def has_unpacking(self) -> bool:
+        """`DataLoader(ds, **loader_kwargs)`: anything may be set."""
+        return any(a.star for a in self.call.args)
+
+    @property
+    def dataset(self) -> cst.BaseExpression | None:
+        return self.get("dataset", 0)
+
+
+class LoaderLinks:
+    """Answers `loaders_of(loop)` for one module."""
+
+    def __init__(self, facts: ModuleFacts) -> None:
+        self.facts = facts
+        self.callers: dict[int, list[Event]] = {}
+        for scope in facts.scopes:
+            for event in scope.events:
+                if event.kind is Kind.CALL and event.callee is not None:
+                    self.callers.setdefault(id(event.callee), []).append(event)
+
+    def loaders_of(self, loop: LoopFrame) -> list[ConstructedObject]:
+        found: list[ConstructedObject] = []
+        for source in loop.sources:
+            for loader in self._resolve(source, loop.scope, 0):
+                if loader not in found:
+                    found.append(loader)
+        return found
+
+    def _resolve(self, text: str, scope: Scope, level: int) -> list[ConstructedObject]:
+        built = [
+            c
+            for c in self.facts.constructed
+            if c.role == "dataloader" and c.target == text and _visible(c, scope)
+        ]
+        if built:
+            return built[-1:]  # the construction that last bound the name
+        root = text.split(".", 1)[0].split("[", 1)[0]
+        if root not in scope.params or level >= MAX_CALL_LEVELS:
+            return []
+        result: list[ConstructedObject] = []
+        for call in self.callers.get(id(scope), []):
+            argument = call_binding(call, scope).get(root)
+            if argument:
+                result.extend(self._resolve(argument + text[len(root) :], call.scope, level + 1))
+        return result
+
+
+def _visible(obj: ConstructedObject, scope: Scope) -> bool:
+    if obj.target.startswith("self."):
+        return obj.scope.class_name is not None and obj.scope.class_name == scope.class_name
+    current: Scope | None = scope
+    while current is not None:
+        if obj.scope is current:
+            return True
+        current = current.parent
+    return False

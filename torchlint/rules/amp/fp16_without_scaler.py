@@ -1,0 +1,52 @@
+"""TL205: float16 autocast without a GradScaler."""
+
+from __future__ import annotations
+
+from torchlint.analysis.loops import IterEvent, LoopModel
+from torchlint.analysis.model import Kind
+from torchlint.analysis.training import autocast_frame, context
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class Fp16WithoutScaler(Rule):
+    code = "TL205"
+    name = "fp16-without-scaler"
+    family = "amp"
+    severity = Severity.WARNING
+    summary = (
+        "float16 autocast (the CUDA default) around a loss that is backpropagated, "
+        "with no GradScaler."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        if any(obj.role == "scaler" for obj in ctx.facts.constructed):
+            return  # a scaler exists: TL201 / TL202 judge how it is used
+        for model in ctx.loops.training:
+            if any(e.event.scaler for e in model.events):
+                continue
+            for backward in model.events:
+                if backward.kind is not Kind.BACKWARD or backward.event.via != "tensor":
+                    continue
+                forward = self._fp16_forward(model, backward)
+                if forward is None:
+                    continue
+                ctx.report(
+                    backward.event.node,
+                    f"`{ctx.text(backward.event.node)}`{ctx.where(backward)} backpropagates a "
+                    "loss computed under float16 autocast without a GradScaler, so small "
+                    "gradients underflow to zero and training silently stalls; use "
+                    '`scaler = torch.amp.GradScaler("cuda")` with '
+                    "`scaler.scale(loss).backward()`, or autocast to `torch.bfloat16`.",
+                )
+
+    def _fp16_forward(self, model: LoopModel, backward: IterEvent) -> IterEvent | None:
+        for e in model.events[: backward.index]:
+            if e.kind is not Kind.CALL or not e.related(backward):
+                continue
+            frame = autocast_frame(context(model, e))
+            if frame is None or frame.autocast_device != "cuda":
+                continue
+            if frame.autocast_dtype in (None, "float16", "half"):
+                return e
+        return None

@@ -1,0 +1,67 @@
+"""TL402: a DistributedSampler is never told which epoch it is."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.model import Kind
+from torchlint.analysis.names import dotted
+from torchlint.analysis.training import does_step_work
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class MissingSetEpoch(Rule):
+    code = "TL402"
+    name = "missing-set-epoch"
+    family = "data"
+    severity = Severity.WARNING
+    summary = (
+        "A `DistributedSampler` feeds the training loop and `sampler.set_epoch(epoch)` is never "
+        "called in the epoch loop."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        models = ctx.loops.all
+        for model in models:
+            if not does_step_work(model, ctx.roles):
+                continue
+            for loader in ctx.loader_links.loaders_of(model.loop):
+                sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node))
+                if sampler is None:
+                    continue
+                epochs = [
+                    outer
+                    for outer in models
+                    if id(model.loop.node) in outer.inner_loops and outer is not model
+                ]
+                for epoch in epochs:
+                    if any(
+                        e.kind is Kind.CALL and e.event.method == "set_epoch" for e in epoch.events
+                    ):
+                        continue
+                    header = epoch.loop.node
+                    node = header.iter if isinstance(header, cst.For) else header.test
+                    ctx.report(
+                        node,
+                        f"`{sampler}` (a DistributedSampler) feeds `{loader.target}` but the "
+                        f"{epoch.loop.label} never calls `{sampler}.set_epoch(...)`, so every "
+                        "epoch shuffles in the same order on every rank; call "
+                        f"`{sampler}.set_epoch(epoch)` at the start of each epoch.",
+                    )
+
+    def _distributed_sampler(self, ctx: RuleContext, args: LoaderArgs) -> str | None:
+        value = args.get("sampler", 3)
+        if value is None:
+            return None
+        if isinstance(value, cst.Call):
+            qual = ctx.facts.imports.qualify(value.func) or ""
+            return "sampler" if qual.endswith("DistributedSampler") else None
+        text = dotted(value)
+        if text is None:
+            return None
+        for obj in reversed(ctx.facts.constructed):
+            if obj.target == text:
+                return text if obj.role == "distributed-sampler" else None
+        return None

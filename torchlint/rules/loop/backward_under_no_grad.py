@@ -1,0 +1,42 @@
+"""TL110: backward on a value computed with gradients turned off."""
+
+from __future__ import annotations
+
+from torchlint.analysis.model import Event, Kind
+from torchlint.analysis.training import context, grad_disabled
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class BackwardUnderNoGrad(Rule):
+    code = "TL110"
+    name = "backward-under-no-grad"
+    family = "loop"
+    severity = Severity.ERROR
+    summary = (
+        "Backward on a value computed inside `torch.no_grad()` / `inference_mode()` or under a "
+        "function decorated with them."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        for scope in ctx.facts.scopes:
+            for event in scope.events:
+                if event.kind is not Kind.BACKWARD or event.via == "framework":
+                    continue
+                if event.subject_no_grad or grad_disabled(event.path):
+                    self._report(ctx, event)
+        for model in ctx.loops.all:  # gradients turned off around the loop or by a caller
+            for e in model.events:
+                is_backward = e.kind is Kind.BACKWARD and e.event.via != "framework"
+                if is_backward and grad_disabled(context(model, e)):
+                    self._report(ctx, e.event)
+
+    def _report(self, ctx: RuleContext, event: Event) -> None:
+        subject = f"`{event.subject}`" if event.subject else "its input"
+        ctx.report(
+            event.node,
+            f"`{ctx.text(event.node)}` runs on {subject}, computed with gradients turned off "
+            "(`torch.no_grad()`, `inference_mode()` or a decorated function), so there is no "
+            "graph to go back through and it raises at run time; compute the loss with "
+            "gradients enabled.",
+        )

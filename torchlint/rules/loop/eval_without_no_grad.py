@@ -1,0 +1,106 @@
+"""TL106: an evaluation loop runs the model with autograd recording."""
+
+from __future__ import annotations
+
+from torchlint.analysis.loops import LoopModel, same_object
+from torchlint.analysis.model import Kind, Scope, WithKind
+from torchlint.analysis.training import context, grad_disabled
+from torchlint.diagnostics import Edit, Fix, Location, Severity
+from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import torch_name
+
+_TRAINING = (Kind.BACKWARD, Kind.STEP, Kind.MAYBE_STEP)
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TL106"
+    name = "eval-without-no-grad"
+    family = "loop"
+    severity = Severity.WARNING
+    summary = (
+        "An evaluation loop (model in eval mode, no backward) runs the model outside "
+        "`torch.no_grad()` / `torch.inference_mode()`."
+    )
+    fixable = True
+
+    def check(self, ctx: RuleContext) -> None:
+        for model in ctx.loops.all:
+            if any(e.kind in _TRAINING for e in model.events):
+                continue
+            evaluated = self._models_in_eval(model)
+            forward = next(
+                (
+                    e
+                    for e in model.events
+                    if e.kind is Kind.CALL
+                    and e.event.callee is None
+                    and e.callee_text is not None
+                    and any(same_object(e.callee_text, r) for r in evaluated)
+                    and not grad_disabled(context(model, e))
+                ),
+                None,
+            )
+            if forward is None or self._callers_disable_grad(ctx, model.loop.scope):
+                continue
+            function = model.loop.scope
+            where = "" if function.is_module else f" or decorate `{function.name}()` with it"
+            ctx.report(
+                forward.event.node,
+                f"`{ctx.text(forward.event.node)}` runs in eval mode without `torch.no_grad()`, "
+                f"so autograd records a graph for every batch of the {model.loop.label} and "
+                f"holds its activations; wrap the loop in `with torch.no_grad():`{where}.",
+                fix=self._fix(ctx, function),
+            )
+
+    def _models_in_eval(self, model: LoopModel) -> list[str]:
+        """Receivers of `.eval()` that are still in eval mode when the loop runs them."""
+        scope = model.loop.scope
+        loop_start = next(
+            (i for i, e in enumerate(scope.events) if model.loop in e.path), len(scope.events)
+        )
+        modes: dict[str, Kind] = {}
+        for event in scope.events[:loop_start]:
+            if (
+                event.kind in (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN)
+                and event.receiver
+            ):
+                modes[event.receiver] = event.kind
+        for e in model.events:
+            if e.kind in (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN) and e.receiver:
+                modes[e.receiver] = e.kind
+        return [receiver for receiver, kind in modes.items() if kind is Kind.MODE_EVAL]
+
+    def _callers_disable_grad(self, ctx: RuleContext, scope: Scope) -> bool:
+        """`with torch.no_grad(): evaluate(model, loader)` at every call site of the function."""
+        if scope.is_module:
+            return False
+        sites = [
+            event
+            for other in ctx.facts.scopes
+            for event in other.events
+            if event.kind is Kind.CALL and event.callee is scope
+        ]
+        return bool(sites) and all(grad_disabled(site.path) for site in sites)
+
+    def _fix(self, ctx: RuleContext, function: Scope) -> Fix | None:
+        """Decorate the evaluation function with `@torch.no_grad()` (it never trains)."""
+        if function.is_module or any(d.kind is WithKind.NO_GRAD for d in function.decorators):
+            return None
+        if any(e.kind in _TRAINING for e in function.events):
+            return None
+        node = function.node
+        first = node.decorators[0] if node.decorators else node  # type: ignore[attr-defined]
+        anchor = first if node.decorators else node.name  # type: ignore[attr-defined]
+        row = ctx.positions.span(anchor).start.row
+        line = ctx.facts.parsed.lines.line(row)
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if not (line.lstrip().startswith("@") or line.lstrip().startswith(("def ", "async def "))):
+            return None
+        torch, edits = torch_name(ctx)
+        at = Location(row, 1)
+        edits.append(Edit(f"{indent}@{torch}.no_grad()\n", at, at))
+        return ctx.fix(
+            "unsafe",
+            f"Decorate `{function.name}()` with `@{torch}.no_grad()`",
+            *edits,
+        )

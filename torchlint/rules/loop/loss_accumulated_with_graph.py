@@ -1,0 +1,56 @@
+"""TL108: a running total keeps every iteration's autograd graph alive."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from torchlint.analysis.model import Event, Kind
+from torchlint.diagnostics import Fix, Severity
+from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import parenthesized
+
+
+class LossAccumulatedWithGraph(Rule):
+    code = "TL108"
+    name = "loss-accumulated-with-graph"
+    family = "loop"
+    severity = Severity.WARNING
+    summary = (
+        "A running total keeps the autograd graph alive: `total += loss`, "
+        "`losses.append(loss)` with `loss` still attached to the graph."
+    )
+    fixable = True
+
+    def check(self, ctx: RuleContext) -> None:
+        for scope in ctx.facts.scopes:
+            for event in scope.events:
+                if event.kind is not Kind.ACCUMULATE or event.value is None:
+                    continue
+                if self._backpropagated(event):
+                    continue  # `total = total + loss_i`, then `total.backward()`: on purpose
+                target, value = event.receiver or "total", ctx.text(event.value)
+                appending = isinstance(event.node, cst.Call)
+                kept = "list" if appending else "running total"
+                ctx.report(
+                    event.node,
+                    f"`{ctx.text(event.node)}` keeps `{value}` attached to its autograd graph, so "
+                    f"the {kept} `{target}` holds every iteration's graph and activations alive "
+                    f"(memory grows each step); add `{value}.item()` for a number or "
+                    f"`{value}.detach()` for a tensor.",
+                    fix=self._fix(ctx, event, appending),
+                )
+
+    def _backpropagated(self, event: Event) -> bool:
+        target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
+        return any(
+            other.kind is Kind.BACKWARD and target.search(other.receiver or other.subject or "")
+            for other in event.scope.events
+        )
+
+    def _fix(self, ctx: RuleContext, event: Event, appending: bool) -> Fix | None:
+        assert event.value is not None
+        method = "detach" if appending else "item"
+        content = f"{parenthesized(ctx, event.value)}.{method}()"
+        return ctx.fix("unsafe", f"Use `.{method}()`", ctx.replace(event.value, content))

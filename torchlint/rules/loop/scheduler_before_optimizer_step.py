@@ -1,0 +1,45 @@
+"""TL107: the learning-rate scheduler steps before the optimizer in an iteration."""
+
+from __future__ import annotations
+
+from torchlint.analysis.model import Kind
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class SchedulerBeforeOptimizerStep(Rule):
+    code = "TL107"
+    name = "scheduler-before-optimizer-step"
+    family = "loop"
+    severity = Severity.WARNING
+    summary = "In one iteration, `scheduler.step()` runs before `optimizer.step()`."
+
+    def check(self, ctx: RuleContext) -> None:
+        for model in ctx.loops.all:
+            events = model.events
+            for sched in events:
+                if sched.kind is not Kind.SCHEDULER_STEP or self._is_plateau(ctx, sched.receiver):
+                    continue
+                if sched.event.has_closure:
+                    continue  # `scheduler.step(val_loss)`: a metric-driven schedule
+                related = [e for e in events if e.kind is Kind.STEP and e.related(sched)]
+                before = [e for e in related if e.index < sched.index]
+                after = [
+                    e for e in related if e.index > sched.index and not e.exclusive_with(sched)
+                ]
+                if before or not after:
+                    continue
+                step = after[0]
+                ctx.report(
+                    sched.event.node,
+                    f"`{ctx.text(sched.event.node)}`{ctx.where(sched)} runs before "
+                    f"`{ctx.text(step.event.node)}` in each iteration of the {model.loop.label}, "
+                    "so the schedule skips its first value (PyTorch warns about this order); "
+                    "step the scheduler after the optimizer.",
+                )
+
+    def _is_plateau(self, ctx: RuleContext, receiver: str | None) -> bool:
+        return any(
+            obj.target == receiver and obj.qualname.endswith("ReduceLROnPlateau")
+            for obj in ctx.facts.constructed
+        )

@@ -1,0 +1,53 @@
+"""TL109: cross-entropy receives probabilities (or log-probabilities) instead of logits."""
+
+from __future__ import annotations
+
+from torchlint.analysis.collect import CrossEntropyInput
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class SoftmaxIntoCrossEntropy(Rule):
+    code = "TL109"
+    name = "softmax-into-cross-entropy"
+    family = "loop"
+    severity = Severity.ERROR
+    summary = (
+        "`cross_entropy` / `CrossEntropyLoss` receives softmax or log_softmax output instead of "
+        "raw logits."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        for item in ctx.facts.ce_inputs:
+            kind, origin = self._origin(ctx, item)
+            if kind is None:
+                continue
+            value = ctx.text(item.value)
+            if kind == "softmax":
+                problem = (
+                    f"`{value}` is already a softmax{origin}, and cross-entropy applies "
+                    "log_softmax itself: the probabilities are squashed twice, gradients shrink "
+                    "and the model learns slowly or not at all; pass the raw logits"
+                )
+            else:
+                problem = (
+                    f"`{value}` is already a log_softmax{origin}, and cross-entropy normalises "
+                    "it again: wasted work that hides intent; pass the raw logits, or use "
+                    "`nll_loss` / `NLLLoss` on log-probabilities"
+                )
+            ctx.report(item.call, f"{problem}.")
+
+    def _origin(self, ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, str]:
+        if item.softmax is not None:
+            return item.softmax, ""
+        if item.producer is None:
+            return None, ""
+        for obj in reversed(ctx.facts.constructed):
+            if obj.target != item.producer or obj.role != "instance":
+                continue
+            cls = ctx.facts.classes.get(obj.qualname)
+            forward = cls.methods.get("forward") if cls else None
+            if forward is not None and forward.returns_softmax:
+                return forward.returns_softmax, f" (`{obj.qualname}.forward` returns one)"
+            break
+        return None, ""

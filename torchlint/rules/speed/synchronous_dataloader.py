@@ -1,0 +1,39 @@
+"""TL303: the training loader reads batches in the main process."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.training import does_step_work
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+
+class SynchronousDataLoader(Rule):
+    code = "TL303"
+    name = "synchronous-dataloader"
+    family = "speed"
+    severity = Severity.INFO
+    summary = "A `DataLoader` used by a training loop has no `num_workers` or `num_workers=0`."
+
+    def check(self, ctx: RuleContext) -> None:
+        for model in ctx.loops.all:
+            if not does_step_work(model, ctx.roles):
+                continue
+            for loader in ctx.loader_links.loaders_of(model.loop):
+                args = LoaderArgs(loader.node)
+                if args.has_unpacking:
+                    continue
+                workers = args.get("num_workers", 5)
+                if workers is not None and not (
+                    isinstance(workers, cst.Integer) and workers.value == "0"
+                ):
+                    continue  # set, or read from a variable
+                ctx.report(
+                    loader.node,
+                    f"`{loader.target}` feeds the {model.loop.label} (line "
+                    f"{ctx.line_of(model.loop.node)}) but loads and collates every batch in the "
+                    "main process (`num_workers=0`), so the GPU waits on Python between steps; "
+                    "set `num_workers` (e.g. 4) and `persistent_workers=True`.",
+                )
