@@ -462,8 +462,9 @@ class _Collector:
             and dotted(value.left) == text
         ):
             self.accumulation(value, text, value.right)  # `total = total + loss`
-        elif self.loop_assigned:
-            self.loop_assigned[-1].add(text)
+        else:
+            for names in self.loop_assigned:
+                names.add(text)
         if isinstance(value, cst.Call):
             self.constructed(text, value)
         elif isinstance(value, cst.List | cst.Tuple) and value.elements:
@@ -513,13 +514,23 @@ class _Collector:
             )
 
     def accumulation(self, node: cst.CSTNode, target: str, value: cst.BaseExpression) -> None:
-        """`total += loss` / `losses.append(loss)`: keeps `loss`'s graph alive when `total`
-        outlives the iteration (it was not assigned in this iteration of the loop)."""
-        if not self.loop_assigned or target in self.loop_assigned[-1]:
+        """`total += loss` / `losses.append(loss)` in a loop, with `loss` on the graph. Which
+        loop's iterations the total outlives is the rule's question: we record where it was
+        reset (assigned) so far."""
+        if not self.loop_assigned or self.under_no_grad() or not self.values.is_graph(value):
             return
-        if self.under_no_grad() or not self.values.is_graph(value):
-            return
-        self.event(Kind.ACCUMULATE, node, receiver=target, subject=root_name(value), value=value)
+        loops = [f for f in self.frames if isinstance(f, LoopFrame)]
+        reset_in = tuple(
+            loop for loop, names in zip(loops, self.loop_assigned, strict=False) if target in names
+        )
+        self.event(
+            Kind.ACCUMULATE,
+            node,
+            receiver=target,
+            subject=root_name(value),
+            value=value,
+            reset_in=reset_in,
+        )
 
     def calls_no_grad_function(self, value: cst.BaseExpression) -> bool:
         """`loss = compute(...)` where `compute` is decorated with `torch.no_grad()`."""

@@ -133,6 +133,14 @@ class LoopModels:
     def all(self) -> list[LoopModel]:
         return [self.build(loop) for scope in self._scopes for loop in scope.loops]
 
+    def model_of(self, loop: LoopFrame) -> LoopModel:
+        by_loop = self._by_loop
+        return by_loop[id(loop)]
+
+    @cached_property
+    def _by_loop(self) -> dict[int, LoopModel]:
+        return {id(model.loop): model for model in self.all}
+
     @cached_property
     def training(self) -> list[LoopModel]:
         return [m for m in self.all if m.has_backward]

@@ -118,7 +118,9 @@ class Event:
     # BACKWARD: the value was computed under no_grad / inference_mode (no graph to go back on).
     subject_no_grad: bool = False
     non_blocking: bool = False  # TRANSFER: `non_blocking=True` was passed
-    value: cst.BaseExpression | None = None  # ACCUMULATE: what is added; TRANSFER: the device
+    value: cst.BaseExpression | None = None  # ACCUMULATE: what is added
+    # ACCUMULATE: the enclosing loops in whose iteration the total was (re)set before this.
+    reset_in: tuple[LoopFrame, ...] = ()
     # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
     callee: Scope | None = None
     callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)

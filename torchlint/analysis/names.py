@@ -196,6 +196,8 @@ _OTHER_ROLES = {
     "torch.nn.modules.loss.CrossEntropyLoss": "cross-entropy",
     "torch.nn.NLLLoss": "nll-loss",
     "torch.nn.Sequential": "sequential",
+    "torch.utils.data.TensorDataset": "tensor-dataset",
+    "torch.utils.data.dataset.TensorDataset": "tensor-dataset",
 }
 
 

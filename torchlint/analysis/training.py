@@ -215,4 +215,3 @@ def autocast_frame(frames: tuple[Frame, ...]) -> WithFrame | None:
         if isinstance(frame, WithFrame) and frame.kind is WithKind.AUTOCAST:
             return frame
     return None
-

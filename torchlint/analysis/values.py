@@ -167,7 +167,7 @@ class Values:
                     return False
                 if self.is_graph(func.value):
                     return True
-            return self.variable_call(node) is not None
+            return self.forward_call(node)
         return False
 
     def is_host(self, node: cst.BaseExpression) -> bool:
@@ -199,6 +199,11 @@ class Values:
             if kind in ("softmax", "log_softmax"):
                 return kind
         return None
+
+    def forward_call(self, node: cst.Call) -> bool:
+        """`model(x)`, `criterion(out, y)`: a variable called with arguments. (`env_fn()` with
+        none is a factory, not a forward pass.)"""
+        return bool(node.args) and self.variable_call(node) is not None
 
     def variable_call(self, node: cst.BaseExpression) -> str | None:
         """For `model(x)` / `self.criterion(out, y)`: the called variable's text; else None."""
@@ -286,7 +291,7 @@ class Values:
                 return not self.is_module_object(func.value)
             if self.is_tensor(func.value):
                 return True
-        return self.variable_call(node) is not None
+        return self.forward_call(node)
 
 
 def _update(facts: set[str], name: str, holds: bool) -> None:

@@ -28,8 +28,8 @@ class LossAccumulatedWithGraph(Rule):
             for event in scope.events:
                 if event.kind is not Kind.ACCUMULATE or event.value is None:
                     continue
-                if self._backpropagated(event):
-                    continue  # `total = total + loss_i`, then `total.backward()`: on purpose
+                if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
+                    continue  # a per-step sum of loss terms, reset each step and backpropagated
                 target, value = event.receiver or "total", ctx.text(event.value)
                 appending = isinstance(event.node, cst.Call)
                 kept = "list" if appending else "running total"
@@ -41,6 +41,16 @@ class LossAccumulatedWithGraph(Rule):
                     f"`{value}.detach()` for a tensor.",
                     fix=self._fix(ctx, event, appending),
                 )
+
+    def _outlives_iteration(self, ctx: RuleContext, event: Event) -> bool:
+        """Whether the total survives iterations of the loop that matters: the innermost
+        enclosing loop that trains (else the innermost loop)."""
+        loops = [loop for loop in event.loops if not loop.is_param_loop]
+        if not loops:
+            return False
+        training = [loop for loop in loops if ctx.loops.model_of(loop).has_backward]
+        decisive = training[-1] if training else loops[-1]
+        return decisive not in event.reset_in
 
     def _backpropagated(self, event: Event) -> bool:
         target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")

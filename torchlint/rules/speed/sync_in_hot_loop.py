@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from torchlint.analysis.loops import runs_every_iteration
 from torchlint.analysis.model import Kind, WithFrame, WithKind
 from torchlint.analysis.training import context, does_step_work
@@ -20,6 +22,10 @@ _WHY = {
 }
 
 
+# `for batch in metric_logger.log_every(loader, 10)`: the iterable itself times each step.
+_TIMED_ITERABLE = re.compile(r"log_every|timer|timing|profil|benchmark", re.IGNORECASE)
+
+
 class SyncInHotLoop(Rule):
     code = "TL302"
     name = "sync-in-hot-loop"
@@ -34,7 +40,9 @@ class SyncInHotLoop(Rule):
         for model in ctx.loops.all:
             if not does_step_work(model, ctx.roles):
                 continue
-            timed = any(e.kind is Kind.TIMING for e in model.events)
+            timed = any(e.kind is Kind.TIMING for e in model.events) or bool(
+                _TIMED_ITERABLE.search(model.loop.iter_text)
+            )
             for e in model.events:
                 if e.kind is not Kind.DEVICE_SYNC or not runs_every_iteration(e):
                     continue

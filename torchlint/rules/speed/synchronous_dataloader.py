@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.names import dotted
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -23,7 +24,7 @@ class SynchronousDataLoader(Rule):
                 continue
             for loader in ctx.loader_links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
-                if args.has_unpacking:
+                if args.has_unpacking or self._in_memory(ctx, args):
                     continue
                 workers = args.get("num_workers", 5)
                 if workers is not None and not (
@@ -37,3 +38,16 @@ class SynchronousDataLoader(Rule):
                     "main process (`num_workers=0`), so the GPU waits on Python between steps; "
                     "set `num_workers` (e.g. 4) and `persistent_workers=True`.",
                 )
+
+    def _in_memory(self, ctx: RuleContext, args: LoaderArgs) -> bool:
+        """A `TensorDataset` already holds its tensors: worker processes would only add
+        inter-process copies, so the advice would make things slower."""
+        dataset = args.dataset
+        if isinstance(dataset, cst.Call):
+            qual = ctx.facts.imports.qualify(dataset.func) or ""
+            return qual.endswith("TensorDataset")
+        text = dotted(dataset) if dataset is not None else None
+        for obj in reversed(ctx.facts.constructed):
+            if obj.target == text:
+                return obj.role == "tensor-dataset"
+        return False
