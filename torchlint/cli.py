@@ -1,4 +1,4 @@
-"""The `torchlint` command: `check`, `rules`, `rule`.
+"""The `torchlint` command: `check`, `rules`, `rule`, `clean`.
 
 Exit status: 0 when nothing was found, 1 when something was, 2 on a usage, configuration or
 internal error (a message on stderr; a traceback only with `--verbose`). Findings and summaries
@@ -21,25 +21,45 @@ from pathlib import Path
 from typing import Any, NoReturn, cast
 
 from torchlint import __version__
-from torchlint.analysis.source import ParseFailure, parse_source
+from torchlint.analysis.source import ParseFailure, SourceDecodeError, decode_source, parse_source
+from torchlint.cache import (
+    CACHE_DIR_NAME,
+    Bucket,
+    Cache,
+    content_hash,
+    find_cache_dirs,
+    remove_cache_dir,
+    settings_key,
+)
 from torchlint.config import (
     CliOverrides,
+    Config,
     ConfigError,
     ConfigResolver,
     parse_selector_option,
 )
 from torchlint.diagnostics import Diagnostic
 from torchlint.discovery import ReadError, discover, display_path, read_file
-from torchlint.engine import analyze_bytes, analyze_source
+from torchlint.engine import analyze_bytes
 from torchlint.fixer import (
     EncodingError,
     decode_file,
     encode_file,
+    fix_applies,
     fix_text,
     unified_diff,
     write_atomic,
 )
-from torchlint.report import FORMATS, OutputFormat, Report, plural, render
+from torchlint.parallel import Outcome, Task, analyze_all, worker_count
+from torchlint.report import (
+    FORMATS,
+    MACHINE_FORMATS,
+    OutputFormat,
+    Report,
+    plural,
+    render,
+    render_statistics,
+)
 from torchlint.rules import ALL_RULES, Rule, lookup
 from torchlint.selection import RuleSelection
 
@@ -119,7 +139,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="apply the exclusions to files named on the command line too",
     )
-    check.add_argument("--no-cache", action="store_true", help="do not use the cache")
+    check.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="with --fix, exit 1 when something was fixed, even if nothing is left",
+    )
+    check.add_argument(
+        "--statistics",
+        action="store_true",
+        help="show how many findings each rule has instead of the findings",
+    )
+    check.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"neither read nor write the results cache ({CACHE_DIR_NAME}/)",
+    )
+    check.add_argument(
+        "--jobs",
+        type=_jobs_value,
+        default=None,
+        metavar="N",
+        help="processes that analyse files (default: one per CPU when there are many files; "
+        "1: analyse in the torchlint process)",
+    )
     check.add_argument(
         "--config",
         metavar="PYPROJECT",
@@ -139,7 +181,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rule.add_argument("key", metavar="CODE_OR_NAME", help="a rule code (TL101) or name")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    commands.add_parser(
+        "clean",
+        parents=[common],
+        help=f"remove the {CACHE_DIR_NAME} folders under the current directory",
+        description=f"Remove every {CACHE_DIR_NAME} folder under the current directory.",
+    )
     return parser
+
+
+def _jobs_value(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{text}` is not a number of processes") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("the number of processes cannot be negative")
+    return value
 
 
 # --- output helpers ------------------------------------------------------------------------
@@ -179,6 +238,33 @@ class CheckRun:
         self.failed = True
 
 
+@dataclass
+class FileJob:
+    """One file of a `check` run, from reading it to its final diagnostics."""
+
+    path: Path
+    selection: RuleSelection
+    bucket: Bucket | None  # where its results are cached (None with --no-cache)
+    data: bytes = b""
+    digest: str = ""  # the hash of `data`, with a cache
+    diagnostics: list[Diagnostic] | None = None  # None: not analysed yet
+    errors: list[str] = field(default_factory=list)
+    text: str | None = None  # the decoded text, when known
+    cached: bool = False
+
+    @property
+    def filename(self) -> str:
+        return str(self.path)
+
+    def source_text(self) -> str:
+        if self.text is None:
+            try:
+                self.text = decode_source(self.data)
+            except SourceDecodeError:
+                self.text = ""
+        return self.text
+
+
 def _output_format(args: argparse.Namespace) -> OutputFormat:
     chosen = args.output_format
     if chosen is None:
@@ -191,68 +277,129 @@ def _output_format(args: argparse.Namespace) -> OutputFormat:
     return cast(OutputFormat, chosen)
 
 
-def _check_file(
-    path: Path, selection: RuleSelection, args: argparse.Namespace, run: CheckRun
-) -> None:
-    shown = display_path(path)
-    try:
-        data = read_file(path)
-    except ReadError as exc:
-        run.fail(f"{shown}: {exc}")
+def _analyze_here(task: Task) -> Outcome:
+    analysis = analyze_bytes(task.data, task.filename, task.selection)
+    text = analysis.text if analysis.diagnostics else ""
+    return Outcome(list(analysis.diagnostics), list(analysis.errors), text)
+
+
+def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRun) -> None:
+    """Analyse the files the cache had nothing for, across processes when there are many."""
+    pending = [job for job in jobs if job.diagnostics is None]
+    if not pending:
         return
-    filename = str(path)
-    fixing = args.fix or args.diff
-    source = decode_file(data) if fixing else None
-    if source is None:  # just checking, or the file cannot be decoded (the engine says so)
-        analysis = analyze_bytes(data, filename, selection)
-        for message in analysis.errors:
+    workers = worker_count(len(pending), args.jobs)
+    how = f"{workers} processes" if workers > 1 else "this process"
+    _debug(args, f"analysing {plural(len(pending), 'file')} in {how}")
+    tasks = [Task(job.filename, job.data, job.selection) for job in pending]
+    if workers > 1:
+        outcomes = analyze_all(tasks, workers)
+    else:  # here, where an unexpected exception ends the run like any other
+        outcomes = [_analyze_here(task) for task in tasks]
+    for job, outcome in zip(pending, outcomes, strict=True):
+        for message in outcome.errors:
             run.fail(f"internal error: {message}")
-        run.diagnostics.extend(analysis.diagnostics)
-        run.sources[filename] = analysis.text
+        job.diagnostics = outcome.diagnostics
+        job.errors = outcome.errors
+        if outcome.text:
+            job.text = outcome.text
+        if job.bucket is not None and not outcome.errors:
+            job.bucket.put(job.path, job.digest, outcome.diagnostics)
+
+
+def _has_fixes(job: FileJob, unsafe: bool) -> bool:
+    return any(fix_applies(d, unsafe) for d in job.diagnostics or ())
+
+
+def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
+    """Apply (or, with --diff, show) the fixes of a file whose findings have some. The file is
+    analysed again from its text: results from the cache are never trusted for a rewrite."""
+    path, filename = job.path, job.filename
+    shown = display_path(path)
+    source = decode_file(job.data)
+    if source is None:  # the engine reported why it cannot be read; nothing to fix
         return
-    result = fix_text(source.text, filename, selection, unsafe=args.unsafe_fixes)
-    for message in (*result.errors, *result.rejected):
+    result = fix_text(source.text, filename, job.selection, unsafe=args.unsafe_fixes)
+    for message in result.errors:
+        if message not in job.errors:  # reported already by the first analysis
+            run.fail(f"internal error: {message}")
+    for message in result.rejected:
         run.fail(f"internal error: {message}")
     if result.text == source.text:
-        run.diagnostics.extend(result.remaining_diagnostics)
-        run.sources[filename] = source.text
+        job.diagnostics = result.remaining_diagnostics
+        job.text = source.text
         return
     if args.diff:
         run.diffs.append(unified_diff(source.text, result.text, shown))
         run.fixed += result.fixed_count
         return
     problem: str | None = None
+    written: bytes | None = None
     if isinstance(parse_source(result.text), ParseFailure):
         problem = "the fixed text no longer parses"
     elif not source.round_trips:
         problem = f"its bytes do not survive decoding and encoding as {source.encoding}"
     else:
         try:
-            write_data = encode_file(source, result.text)
+            written = encode_file(source, result.text)
         except EncodingError as exc:
             problem = str(exc)
         else:
             try:
-                write_atomic(path, write_data)
+                write_atomic(path, written)
             except OSError as exc:
                 problem = f"cannot write the file: {exc.strerror or exc}"
-    if problem is not None:
+    if problem is not None or written is None:
         run.fail(f"{shown}: not fixed: {problem}")
-        original = analyze_source(source.text, filename, selection)
-        run.diagnostics.extend(original.diagnostics)
-        run.sources[filename] = source.text
+        job.text = source.text  # the findings of the first analysis stand
         return
     _debug(args, f"{shown}: fixed {plural(result.fixed_count, 'error')}")
     run.fixed += result.fixed_count
-    run.diagnostics.extend(result.remaining_diagnostics)
-    run.sources[filename] = result.text
+    job.diagnostics = result.remaining_diagnostics
+    job.text = result.text
+    if job.bucket is not None and not result.errors and not result.rejected:
+        job.bucket.put(path, content_hash(written), result.remaining_diagnostics)
+
+
+def _read_jobs(
+    files: list[tuple[Path, RuleSelection, Config]],
+    resolver: ConfigResolver,
+    cache: Cache | None,
+    args: argparse.Namespace,
+    run: CheckRun,
+) -> list[FileJob]:
+    """Read every file and look its results up in the cache."""
+    jobs: list[FileJob] = []
+    for path, selection, config in files:
+        if args.verbose:
+            _debug(
+                args,
+                f"checking {display_path(path)} (config: {config.path or 'defaults'}; "
+                f"rules: {selection.cache_key() or 'none'})",
+            )
+        bucket: Bucket | None = None
+        if cache is not None:
+            root = config.path.parent if config.path is not None else resolver.cwd
+            bucket = cache.bucket(root, settings_key(selection, config.target_torch_version))
+        job = FileJob(path, selection, bucket)
+        try:
+            job.data = read_file(path)
+        except ReadError as exc:
+            run.fail(f"{display_path(path)}: {exc}")
+            continue
+        if bucket is not None:
+            job.digest = content_hash(job.data)
+            job.diagnostics = bucket.get(path, job.digest)
+            job.cached = job.diagnostics is not None
+        jobs.append(job)
+    return jobs
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     output_format = _output_format(args)
-    if args.no_cache:
-        _debug(args, "--no-cache: there is no cache yet; nothing to do")
+    if args.statistics and args.diff:
+        raise UsageError("--statistics cannot be combined with --diff")
     try:
         select = parse_selector_option(args.select, "--select")
         ignore = parse_selector_option(args.ignore, "--ignore") or ()
@@ -262,7 +409,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         resolver = ConfigResolver(CliOverrides(select, ignore, config))
         paths = args.paths or ["."]
         found = discover(paths, resolver, force_exclude=args.force_exclude)
-        jobs = [(path, resolver.selection_for(path)) for path in found.files]
+        files = [
+            (path, resolver.selection_for(path), resolver.config_for_dir(path.parent))
+            for path in found.files
+        ]
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     run = CheckRun()
@@ -270,19 +420,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         run.fail(message)
     if not found.files and not found.errors:
         _warning(f"No Python files found under {', '.join(paths)}")
-    for path, selection in jobs:
-        if args.verbose:
-            config_file = resolver.config_for_dir(path.parent).path
-            _debug(
-                args,
-                f"checking {display_path(path)} (config: {config_file or 'defaults'}; "
-                f"rules: {selection.cache_key() or 'none'})",
-            )
-        _check_file(path, selection, args, run)
+    cache = None if args.no_cache else Cache()
+    jobs = _read_jobs(files, resolver, cache, args, run)
+    hits = sum(1 for job in jobs if job.cached)
+    _analyze_pending(jobs, args, run)
+    if args.fix or args.diff:
+        for job in jobs:
+            if _has_fixes(job, args.unsafe_fixes):
+                _fix_file(job, args, run)
+    for job in jobs:
+        if job.diagnostics:
+            run.diagnostics.extend(job.diagnostics)
+            run.sources[job.filename] = job.source_text()
     run.diagnostics.sort(key=lambda d: d.sort_key)
+    if cache is not None:
+        for problem in cache.save():
+            _debug(args, problem)
     _debug(
         args,
-        f"checked {plural(len(jobs), 'file')} in {(time.perf_counter() - started) * 1000:.0f} ms",
+        f"checked {plural(len(jobs), 'file')} in {(time.perf_counter() - started) * 1000:.0f} ms"
+        + (f" ({hits} from the cache)" if cache is not None else " (no cache)"),
     )
 
     if args.diff:
@@ -301,13 +458,41 @@ def cmd_check(args: argparse.Namespace) -> int:
             unsafe_fixes=args.unsafe_fixes,
             had_errors=run.failed,
         )
-        render(report, output_format, sys.stdout)
-        if output_format == "json" and args.fix and run.fixed:
+        if args.statistics:
+            render_statistics(report, output_format, sys.stdout)
+            machine = output_format == "json"
+        else:
+            render(report, output_format, sys.stdout)
+            machine = output_format in MACHINE_FORMATS
+        if machine and args.fix and run.fixed:
             print(f"Fixed {plural(run.fixed, 'error')}.", file=sys.stderr)
-        found_something = bool(run.diagnostics)
+        found_something = bool(run.diagnostics) or (
+            args.exit_non_zero_on_fix and args.fix and run.fixed > 0
+        )
     if run.failed:
         return 2
     return 1 if found_something and not args.exit_zero else 0
+
+
+# --- clean ---------------------------------------------------------------------------------
+
+
+def cmd_clean(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
+    failed = False
+    removed = 0
+    for folder in find_cache_dirs(cwd):
+        try:
+            remove_cache_dir(folder)
+        except OSError as exc:
+            _error(f"cannot remove {display_path(folder)}: {exc.strerror or exc}")
+            failed = True
+            continue
+        removed += 1
+        print(f"Removed {display_path(folder)}")
+    if not removed and not failed:
+        print(f"Nothing to clean: no {CACHE_DIR_NAME} folder under {display_path(cwd)}")
+    return 2 if failed else 0
 
 
 # --- rules / rule --------------------------------------------------------------------------
@@ -407,6 +592,8 @@ def _run(argv: Sequence[str]) -> int:
         return cmd_check(args)
     if args.command == "rules":
         return cmd_rules(args)
+    if args.command == "clean":
+        return cmd_clean(args)
     return cmd_rule(args)
 
 

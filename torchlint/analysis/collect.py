@@ -7,7 +7,8 @@ expressions, by hand, and records *events* in evaluation order (arguments before
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ from torchlint.analysis.model import (
     Scope,
     WithFrame,
     WithKind,
+    visible_from,
 )
 from torchlint.analysis.names import (
     AUTOCAST_FUNCTIONS,
@@ -54,14 +56,13 @@ _CLIP_FUNCTIONS = {
     "torch.nn.utils.clip_grad.clip_grad_norm_",
     "torch.nn.utils.clip_grad.clip_grad_value_",
 }
-_DEVICE_SYNCS = {"torch.cuda.synchronize", "torch.cuda.empty_cache", "torch.cuda.current_stream"}
+_DEVICE_SYNCS = {"torch.cuda.synchronize", "torch.cuda.empty_cache"}
 _TIMERS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit"}
 _HOST_CONSTRUCTORS = {
     f"torch.{name}"
     for name in (
         "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint",
-        "randperm", "arange", "linspace", "logspace", "eye", "zeros_like", "ones_like",
-        "full_like", "rand_like", "randn_like",
+        "randperm", "arange", "linspace", "logspace", "eye",
     )
 }  # fmt: skip
 _AMP_DEPRECATED_NAMES = {"autocast", "GradScaler"}
@@ -85,6 +86,9 @@ class CrossEntropyInput:
     softmax: str | None  # "softmax" / "log_softmax" when the value is known to be one
     producer: str | None  # `model` when the value is `model(x)`'s output
     scope: Scope
+    # None when the call is known to be a cross-entropy; else the called parameter's name,
+    # which the rule resolves through the module's call sites (`criterion` passed in).
+    criterion: str | None = None
 
 
 @dataclass
@@ -136,8 +140,7 @@ class _Collector:
     # --- entry ----------------------------------------------------------------------------
 
     def run(self) -> ModuleFacts:
-        for stmt in self.module.body:
-            self.stmt(stmt)
+        self.statements(self.module.body)
         self.facts.module_scope.tensor_names = self.values.tensors
         return self.facts
 
@@ -176,7 +179,7 @@ class _Collector:
     def constructed_kind(self, text: str) -> str | None:
         """The role of the object last assigned to `text`, when the module constructs it."""
         for obj in reversed(self.facts.constructed):
-            if obj.target == text:
+            if obj.target == text and visible_from(obj, self.scope):
                 return obj.role
         return None
 
@@ -197,7 +200,11 @@ class _Collector:
 
     def stmt(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.SimpleStatementLine):
-            at_top = self.scope.is_module and not self.class_stack and not self.frames
+            at_top = (
+                self.scope.is_module
+                and not self.class_stack
+                and all(isinstance(f.node, cst.SimpleStatementLine) for f in self.frames)
+            )
             if at_top and any(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
                 self.facts.top_level_imports.append(node)
             for small in node.body:
@@ -238,30 +245,40 @@ class _Collector:
             self.indents.append(
                 suite.indent if suite.indent is not None else self.module.default_indent
             )
-            for stmt in suite.body:
-                self.stmt(stmt)
-                if (
-                    isinstance(stmt, cst.If)
-                    and stmt.orelse is None
-                    and _ends_with_continue(stmt.body)
-                ):
-                    # `if cond: continue` -- what follows runs only when `cond` is false. (After
-                    # `if cond: break`, the rest still runs on every iteration until the last.)
-                    self.frames.append(GuardFrame(stmt, 1, classify_guard(stmt.test, True)))
+            self.statements(suite.body)
             self.indents.pop()
         elif isinstance(suite, cst.SimpleStatementSuite):
             for small in suite.body:
                 self.small(small)
         del self.frames[depth:]
 
+    def statements(self, body: Sequence[cst.BaseStatement]) -> None:
+        """A block's statements; the frames some of them open last until the block ends (the
+        caller truncates them)."""
+        for stmt in body:
+            self.stmt(stmt)
+            if isinstance(stmt, cst.If) and stmt.orelse is None and _ends_with_continue(stmt.body):
+                # `if cond: continue` -- what follows runs only when `cond` is false. (After
+                # `if cond: break`, the rest still runs on every iteration until the last.)
+                self.frames.append(
+                    GuardFrame(stmt, 1, classify_guard(stmt.test, True), expr_text(stmt.test))
+                )
+                continue
+            enabled = _sets_grad_mode(stmt, self.imports)
+            if enabled is not None:
+                # `torch.set_grad_enabled(False)` as a statement: for the rest of the block
+                kind = WithKind.ENABLE_GRAD if enabled else WithKind.NO_GRAD
+                self.frames.append(WithFrame(stmt, kind, "torch.set_grad_enabled"))
+
     def if_(self, node: cst.If) -> None:
         self.anchor_at(node.test)
         self.expr(node.test)
-        self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False)))
+        condition = expr_text(node.test)
+        self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False), condition))
         self.block(node.body)
         self.frames.pop()
         if node.orelse is not None:
-            self.frames.append(GuardFrame(node, 1, classify_guard(node.test, True)))
+            self.frames.append(GuardFrame(node, 1, classify_guard(node.test, True), condition))
             if isinstance(node.orelse, cst.If):
                 self.if_(node.orelse)
             else:
@@ -327,7 +344,7 @@ class _Collector:
                     elif key == "dtype":
                         dtype = (dotted(arg.value) or "").rsplit(".", 1)[-1] or None
                     elif key == "enabled" and _is_false(arg.value):
-                        return WithFrame(owner, WithKind.OTHER, text)
+                        return WithFrame(owner, WithKind.AUTOCAST_OFF, text)
             return WithFrame(owner, WithKind.AUTOCAST, text, dtype, device)
         if qual in NO_GRAD_FUNCTIONS:
             if call is not None and any(
@@ -415,6 +432,8 @@ class _Collector:
             self.expr(node.value)
             self.expr(node.target)
             text = dotted(node.target)
+            if text is None and isinstance(node.target, cst.Subscript):
+                self.accumulation(node, expr_text(node.target), node.value)  # stats["loss"]
             if text is not None:
                 self.accumulation(node, text, node.value)
                 if self.values.is_tensor(node.value):
@@ -481,6 +500,14 @@ class _Collector:
             self.values.scaled.discard(text)
 
     def constructed(self, target: str, call: cst.Call) -> None:
+        if _streams(call, self.imports):
+            self.order += 1
+            self.facts.constructed.append(
+                ConstructedObject(
+                    "iterable-dataset", target, "", call, self.scope, order=self.order
+                )
+            )
+            return
         qual = self.imports.qualify(call.func)
         if qual is not None:
             role = constructor_role(qual)
@@ -607,6 +634,8 @@ class _Collector:
         callee = self.values.variable_call(node)
         if callee is not None and self.constructed_kind(callee) == "cross-entropy":
             self.cross_entropy_input(node)  # `criterion(outputs, labels)`
+        elif callee is not None and callee.split(".", 1)[0] in self.scope.params:
+            self.cross_entropy_input(node, criterion=callee)  # maybe: decided by the rule
         if isinstance(func, cst.Attribute):
             self.method_call(node, func)
         elif isinstance(func, cst.Name):
@@ -616,15 +645,18 @@ class _Collector:
             if inner is not None and constructor_role(inner) == "cross-entropy":
                 self.cross_entropy_input(node)
 
-    def cross_entropy_input(self, node: cst.Call) -> None:
+    def cross_entropy_input(self, node: cst.Call, criterion: str | None = None) -> None:
         if not node.args:
             return
         value = node.args[0].value
         producer = self.values.variable_call(value)
         if producer is None and isinstance(value, cst.Name | cst.Attribute):
             producer = self.values.produced_by.get(dotted(value) or "")
+        softmax = self.values.softmax_of(value)
+        if criterion is not None and softmax is None and producer is None:
+            return  # nothing that could make a parameter call interesting
         self.facts.ce_inputs.append(
-            CrossEntropyInput(node, value, self.values.softmax_of(value), producer, self.scope)
+            CrossEntropyInput(node, value, softmax, producer, self.scope, criterion)
         )
 
     def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
@@ -724,6 +756,8 @@ class _Collector:
             self.sync_of_value(node, receiver_node, method)
         elif method in ("to", "cuda") and self.moves_to_device(node):
             self.transfer(node, receiver_node)
+        elif method in ("record", "elapsed_time") and _looks_like_event(receiver):
+            self.event(Kind.TIMING, node, method=method)
         elif method in ("append", "extend") and len(node.args) == 1:
             self.accumulation(node, receiver, node.args[0].value)
             self.call_event(node, ("method", receiver, method))
@@ -751,10 +785,18 @@ class _Collector:
             a.keyword is not None and a.keyword.value == "non_blocking" and not _is_false(a.value)
             for a in node.args
         )
-        if isinstance(receiver, cst.Call):
-            qual = self.imports.qualify(receiver.func) or ""
+        created = receiver
+        while (
+            isinstance(created, cst.Call)
+            and isinstance(created.func, cst.Attribute)
+            and self.imports.qualify(created.func) is None
+            and created.func.attr.value not in ("to", "cuda")
+        ):
+            created = created.func.value  # `torch.arange(n).unsqueeze(0).to(device)`
+        if isinstance(created, cst.Call):
+            qual = self.imports.qualify(created.func) or ""
             if qual in _HOST_CONSTRUCTORS and not any(
-                a.keyword is not None and a.keyword.value == "device" for a in receiver.args
+                a.keyword is not None and a.keyword.value == "device" for a in created.args
             ):
                 self.event(Kind.CREATE_MOVE, node, method=qual)
                 return
@@ -822,6 +864,7 @@ class _Collector:
         )
         if root is not None:
             self.values.tensors.add(root)
+            self.values.graph.add(root)  # backward on it proves it carries a graph
 
     def step(self, node: cst.Call, receiver: str) -> None:
         if self.is_scaler(receiver):
@@ -888,6 +931,10 @@ class _Collector:
             receiver=expr_text(value) if method in _SYNC_METHODS else None,
             consumer=consumer,
         )
+
+    def resolve_function(self, name: str) -> Scope | None:
+        """A function of the module already read (`to_probs` in `to_probs(logits)`)."""
+        return self.resolve_local(name) or self.facts.functions.get(name)
 
     def resolve_local(self, name: str) -> Scope | None:
         scope: Scope | None = self.scope
@@ -978,6 +1025,44 @@ _CHILDREN: dict[type, Callable[[Any], Iterable[cst.BaseExpression | None]]] = {
 }
 
 
+_STREAMING = re.compile(r"webdataset|iterable|stream", re.IGNORECASE)
+
+
+def _streams(call: cst.Call, imports: ImportTable) -> bool:
+    """An iterable-style dataset the loader cannot shuffle: `load_dataset(..., streaming=True)`,
+    `wds.WebDataset(urls).shuffle(1000).decode()`, an `IterableDataset` from a library."""
+    node: cst.BaseExpression = call
+    while isinstance(node, cst.Call):
+        if any(
+            a.keyword is not None and a.keyword.value == "streaming" and not _is_false(a.value)
+            for a in node.args
+        ):
+            return True
+        qual = imports.qualify(node.func)
+        if qual is not None:
+            return bool(_STREAMING.search(qual))
+        if not isinstance(node.func, cst.Attribute):
+            return False
+        node = node.func.value
+    return False
+
+
+def _sets_grad_mode(stmt: cst.CSTNode, imports: ImportTable) -> bool | None:
+    """True / False for a statement `torch.set_grad_enabled(True / False)`, else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    expr = stmt.body[0]
+    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+        return None
+    call = expr.value
+    if imports.qualify(call.func) != "torch.set_grad_enabled" or not call.args:
+        return None
+    value = call.args[0].value
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return value.value == "True"
+    return None
+
+
 def _ends_with_continue(suite: cst.BaseSuite) -> bool:
     if isinstance(suite, cst.IndentedBlock):
         if not suite.body:
@@ -1044,6 +1129,11 @@ def _moved_object(node: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(node, cst.Call) and _method(node) in _MOVES:
         node = node.func.value  # type: ignore[attr-defined]
     return node
+
+
+def _looks_like_event(receiver: str) -> bool:
+    name = receiver.rsplit(".", 1)[-1].lower()
+    return any(word in name for word in ("start", "end", "event", "evt", "tic", "toc", "begin"))
 
 
 def _method(node: cst.Call) -> str | None:

@@ -1,4 +1,5 @@
-"""Which DataLoader feeds which loop, across the functions of a module.
+"""Which object a name holds across the functions of a module: which DataLoader feeds
+which loop, which criterion a parameter is.
 
 A loop's `sources` name what it iterates in its own scope (`loader`, `train_loader`,
 `self.train_loader`). When that is a parameter, we follow the module's call sites to the argument
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.analysis.collect import ModuleFacts
-from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope
+from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
 from torchlint.analysis.resolve import call_binding
 
 MAX_CALL_LEVELS = 3
@@ -48,7 +49,7 @@ class LoaderArgs:
         return self.get("dataset", 0)
 
 
-class LoaderLinks:
+class ObjectLinks:
     """Answers `loaders_of(loop)` for one module."""
 
     def __init__(self, facts: ModuleFacts) -> None:
@@ -62,17 +63,14 @@ class LoaderLinks:
     def loaders_of(self, loop: LoopFrame) -> list[ConstructedObject]:
         found: list[ConstructedObject] = []
         for source in loop.sources:
-            for loader in self._resolve(source, loop.scope, 0):
-                if loader not in found:
+            for loader in self.resolve(source, loop.scope):
+                if loader.role == "dataloader" and loader not in found:
                     found.append(loader)
         return found
 
-    def _resolve(self, text: str, scope: Scope, level: int) -> list[ConstructedObject]:
-        built = [
-            c
-            for c in self.facts.constructed
-            if c.role == "dataloader" and c.target == text and _visible(c, scope)
-        ]
+    def resolve(self, text: str, scope: Scope, level: int = 0) -> list[ConstructedObject]:
+        """The constructions `text` may hold in `scope`, following parameters to call sites."""
+        built = [c for c in self.facts.constructed if c.target == text and visible_from(c, scope)]
         if built:
             return built[-1:]  # the construction that last bound the name
         root = text.split(".", 1)[0].split("[", 1)[0]
@@ -82,16 +80,5 @@ class LoaderLinks:
         for call in self.callers.get(id(scope), []):
             argument = call_binding(call, scope).get(root)
             if argument:
-                result.extend(self._resolve(argument + text[len(root) :], call.scope, level + 1))
+                result.extend(self.resolve(argument + text[len(root) :], call.scope, level + 1))
         return result
-
-
-def _visible(obj: ConstructedObject, scope: Scope) -> bool:
-    if obj.target.startswith("self."):
-        return obj.scope.class_name is not None and obj.scope.class_name == scope.class_name
-    current: Scope | None = scope
-    while current is not None:
-        if obj.scope is current:
-            return True
-        current = current.parent
-    return False

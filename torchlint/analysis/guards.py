@@ -58,6 +58,9 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
             return GuardKind.RANK if not negated else GuardKind.OTHER
         if isinstance(test, cst.Name | cst.Attribute):
             return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
+        callee = (dotted(test.func) or "") if isinstance(test, cst.Call) else ""
+        if callee.endswith(("is_available", "is_initialized")):
+            return GuardKind.CONFIG if not negated else GuardKind.OTHER  # set for the whole run
     return GuardKind.OTHER
 
 

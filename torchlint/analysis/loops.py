@@ -81,9 +81,17 @@ class IterEvent:
         return any(w.kind is kind for w in self.withs)
 
     def exclusive_with(self, other: IterEvent) -> bool:
-        """Whether the two sit in different branches of the same `if` (never both run)."""
+        """Whether the two sit in different branches of the same `if`, or of two `if`s with
+        the same condition (`if use_amp: ... else: ...` written twice): never both run."""
         mine = {id(g.node): g.branch for g in self.guards}
-        return any(mine.get(id(g.node), g.branch) != g.branch for g in other.guards)
+        if any(mine.get(id(g.node), g.branch) != g.branch for g in other.guards):
+            return True
+        conditions = {g.condition: g.branch for g in self.guards if g.condition}
+        return any(
+            g.condition in conditions and conditions[g.condition] != g.branch
+            for g in other.guards
+            if g.condition
+        )
 
     @property
     def callee_text(self) -> str | None:

@@ -46,6 +46,7 @@ class GuardKind(enum.Enum):
 
 class WithKind(enum.Enum):
     AUTOCAST = "autocast"
+    AUTOCAST_OFF = "autocast-off"  # `autocast(..., enabled=False)` inside an autocast region
     NO_GRAD = "no-grad"
     ENABLE_GRAD = "enable-grad"
     PROFILE = "profile"
@@ -75,6 +76,7 @@ class GuardFrame:
     node: cst.CSTNode  # the `if` (or `except`, `case`) deciding this branch
     branch: int  # 0: the body, 1: the else branch (or the code after `if cond: continue`)
     kind: GuardKind
+    condition: str = ""  # the test as written: two `if use_amp:` blocks branch together
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,3 +184,16 @@ class ConstructedObject:
     enabled: bool | None = True  # for scalers: False when built with enabled=False
     params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`
     order: int = 0  # position in the module, in walk order (compare with LoopFrame.order)
+
+
+def visible_from(obj: ConstructedObject, scope: Scope) -> bool:
+    """Whether the name `obj` was bound to is visible in `scope`: bound in it or an enclosing
+    scope, or, for `self.x`, in a method of the same class."""
+    if obj.target.startswith("self."):
+        return obj.scope.class_name is not None and obj.scope.class_name == scope.class_name
+    current: Scope | None = scope
+    while current is not None:
+        if obj.scope is current:
+            return True
+        current = current.parent
+    return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from torchlint.analysis.collect import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import Event, Frame, Kind, LoopFrame, Scope, WithFrame, WithKind
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
@@ -159,12 +160,16 @@ def does_step_work(model: LoopModel, roles: Roles) -> bool:
 
 
 def uses_autocast(model: LoopModel) -> bool:
-    """Whether the loop's work runs under autocast (inside the loop, around it, or through a
-    decorated function it calls)."""
-    around = (*model.loop.outer, *model.loop.scope.decorators)
-    if any(isinstance(f, WithFrame) and f.kind is WithKind.AUTOCAST for f in around):
+    """Whether the loop's work runs under float16 autocast (inside the loop, around it, or
+    through a decorated function it calls): the precision that needs loss scaling."""
+    frame = autocast_frame((*model.loop.scope.decorators, *model.loop.outer))
+    if frame is not None and is_float16(frame):
         return True
-    return any(e.in_context(WithKind.AUTOCAST) for e in model.events)
+    for e in model.events:
+        frame = autocast_frame(context(model, e))
+        if frame is not None and is_float16(frame):
+            return True
+    return False
 
 
 def optimizer_name(roles: Roles, model: LoopModel) -> str:
@@ -210,8 +215,53 @@ def grad_disabled(frames: tuple[Frame, ...]) -> bool:
 
 
 def autocast_frame(frames: tuple[Frame, ...]) -> WithFrame | None:
-    """The innermost enabled autocast around a point, if any."""
+    """The innermost enabled autocast around a point, if any (`enabled=False` inside it
+    turns it off again)."""
     for frame in reversed(frames):
-        if isinstance(frame, WithFrame) and frame.kind is WithKind.AUTOCAST:
-            return frame
+        if isinstance(frame, WithFrame):
+            if frame.kind is WithKind.AUTOCAST:
+                return frame
+            if frame.kind is WithKind.AUTOCAST_OFF:
+                return None
+    return None
+
+
+def is_float16(frame: WithFrame) -> bool:
+    """CUDA autocast computes in float16 unless told otherwise (CPU defaults to bfloat16)."""
+    if frame.autocast_dtype in ("bfloat16",):
+        return False
+    if frame.autocast_dtype in ("float16", "half"):
+        return True
+    return frame.autocast_device == "cuda"
+
+
+def called_only_without_grad(scope: Scope, callers: dict[int, list[Event]], level: int = 0) -> bool:
+    """Every call site of `scope` in the module runs with gradients off (directly, or because
+    its own callers all do), and there is at least one."""
+    if scope.is_module or level > 4:
+        return False
+    sites = callers.get(id(scope), [])
+    return bool(sites) and all(
+        grad_disabled(site.path) or called_only_without_grad(site.scope, callers, level + 1)
+        for site in sites
+    )
+
+
+def visible_scaler(facts: ModuleFacts, model: LoopModel) -> str | None:
+    """A GradScaler built (and not disabled) where the loop can see it: before the loop in
+    its own function or at module level, or in its class (`self.scaler`)."""
+    scope = model.loop.scope
+    for obj in facts.constructed:
+        if obj.role != "scaler" or obj.enabled is False:
+            continue
+        if obj.scope is scope or obj.scope.is_module:
+            if obj.order < model.loop.order:
+                return obj.target
+            continue
+        if (
+            obj.target.startswith("self.")
+            and scope.class_name is not None
+            and obj.scope.class_name == scope.class_name
+        ):
+            return obj.target
     return None

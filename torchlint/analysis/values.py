@@ -36,6 +36,7 @@ DETACHING_METHODS = PY_VALUE_METHODS | {
     "round",
 }
 NUMBER_BUILTINS = {"float", "int", "bool"}
+NON_TENSOR_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "grad_fn", "requires_grad", "is_cuda"}
 NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
 NON_TENSOR_TORCH = (
     "torch.cuda.",
@@ -71,6 +72,8 @@ class Namespace(Protocol):
 
     def constructed_kind(self, text: str) -> str | None: ...
 
+    def resolve_function(self, name: str) -> Scope | None: ...
+
 
 class Values:
     def __init__(self, ns: Namespace, params: tuple[str, ...] = ()) -> None:
@@ -92,7 +95,7 @@ class Values:
         _update(self.tensors, text, self.is_tensor(value))
         _update(self.graph, text, not under_no_grad and self.is_graph(value))
         _update(self.host, text, self.is_host(value))
-        _update(self.no_grad, text, under_no_grad and self.is_tensor(value))
+        _update(self.no_grad, text, under_no_grad or self._derived_from_no_grad(value))
         kind = self.softmax_of(value)
         if kind is None:
             self.softmax.pop(text, None)
@@ -107,6 +110,12 @@ class Values:
             source = dotted(value.args[0].value)
             if source is not None:
                 self.iterators[text] = source
+
+    def _derived_from_no_grad(self, value: cst.BaseExpression) -> bool:
+        """`loss = F.cross_entropy(out, y)` where `out` came from under `no_grad`: no graph
+        unless something else in the expression carries one."""
+        names = _names_in(value)
+        return any(n in self.no_grad for n in names) and not self.is_graph(value)
 
     def bind_loop_targets(self, names: list[str]) -> None:
         for name in names:
@@ -129,9 +138,9 @@ class Values:
             text = dotted(node)
             if text is not None and text in self.tensors:
                 return True
-            if node.attr.value in ("shape", "dtype", "device", "ndim", "grad_fn", "requires_grad"):
+            if node.attr.value in NON_TENSOR_ATTRIBUTES:
                 return False
-            return node.attr.value in ("data", "T", "mT", "grad") and self.is_tensor(node.value)
+            return self.is_tensor(node.value)  # `outputs.logits`, `x.T`, `x.data`
         if isinstance(node, cst.Subscript):
             return self.is_tensor(node.value)
         if isinstance(node, cst.BinaryOperation):
@@ -147,10 +156,10 @@ class Values:
         if isinstance(node, cst.Name):
             return node.value in self.graph
         if isinstance(node, cst.Attribute):
-            if node.attr.value in ("data", "grad", "shape", "dtype", "device"):
+            if node.attr.value in NON_TENSOR_ATTRIBUTES or node.attr.value in ("data", "grad"):
                 return False
             text = dotted(node)
-            return text is not None and text in self.graph
+            return (text is not None and text in self.graph) or self.is_graph(node.value)
         if isinstance(node, cst.Subscript):
             return self.is_graph(node.value)
         if isinstance(node, cst.BinaryOperation):
@@ -198,7 +207,9 @@ class Values:
             kind = self.ns.constructed_kind(callee)
             if kind in ("softmax", "log_softmax"):
                 return kind
-        return None
+        name = dotted(node.func)
+        function = self.ns.resolve_function(name) if name is not None else None
+        return function.returns_softmax if function is not None else None
 
     def forward_call(self, node: cst.Call) -> bool:
         """`model(x)`, `criterion(out, y)`: a variable called with arguments. (`env_fn()` with
@@ -299,3 +310,27 @@ def _update(facts: set[str], name: str, holds: bool) -> None:
         facts.add(name)
     else:
         facts.discard(name)
+
+
+def _names_in(node: cst.BaseExpression) -> set[str]:
+    """The plain names an expression reads (roots of attribute chains included)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Call):
+            stack.append(current.func)
+            stack.extend(a.value for a in current.args)
+        elif isinstance(current, cst.BinaryOperation):
+            stack.extend((current.left, current.right))
+        elif isinstance(current, cst.UnaryOperation):
+            stack.append(current.expression)
+        elif isinstance(current, cst.Subscript):
+            stack.append(current.value)
+        elif isinstance(current, cst.Tuple | cst.List):
+            stack.extend(e.value for e in current.elements)
+    return found

@@ -23,11 +23,11 @@ def header(report: Report, diagnostic: Diagnostic) -> Text:
         text.append(" ")
         text.append("[*]", style=FIX_STYLE)
     text.append(" ")
-    text.append(_one_line(diagnostic.message))
+    text.append(one_line(diagnostic.message))
     return text
 
 
-def _one_line(message: str) -> str:
+def one_line(message: str) -> str:
     return " ".join(message.split()) if "\n" in message or "\r" in message else message
 
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.analysis.collect import ModuleFacts
-from torchlint.analysis.data import LoaderLinks
+from torchlint.analysis.data import ObjectLinks
 from torchlint.analysis.loops import IterEvent, LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles
@@ -70,12 +70,12 @@ class RuleContext:
     # --- helpers for messages and fixes ------------------------------------------------
 
     @property
-    def loader_links(self) -> LoaderLinks:
-        """Which DataLoader feeds which loop (computed once, for the data rules)."""
-        links = self.memo.get("loader_links")
-        if not isinstance(links, LoaderLinks):
-            links = LoaderLinks(self.facts)
-            self.memo["loader_links"] = links
+    def links(self) -> ObjectLinks:
+        """What names hold across the module's functions (computed once, shared by rules)."""
+        links = self.memo.get("links")
+        if not isinstance(links, ObjectLinks):
+            links = ObjectLinks(self.facts)
+            self.memo["links"] = links
         return links
 
     def line_of(self, node: cst.CSTNode) -> int:

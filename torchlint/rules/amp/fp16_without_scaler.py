@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from torchlint.analysis.loops import IterEvent, LoopModel
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import autocast_frame, context
+from torchlint.analysis.training import (
+    autocast_frame,
+    context,
+    grad_disabled,
+    is_float16,
+    visible_scaler,
+)
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -20,11 +26,11 @@ class Fp16WithoutScaler(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if any(obj.role == "scaler" for obj in ctx.facts.constructed):
-            return  # a scaler exists: TL201 / TL202 judge how it is used
         for model in ctx.loops.training:
             if any(e.event.scaler for e in model.events):
                 continue
+            if visible_scaler(ctx.facts, model) is not None:
+                continue  # a scaler is there: TL201 / TL202 judge how it is used
             for backward in model.events:
                 if backward.kind is not Kind.BACKWARD or backward.event.via != "tensor":
                     continue
@@ -44,9 +50,10 @@ class Fp16WithoutScaler(Rule):
         for e in model.events[: backward.index]:
             if e.kind is not Kind.CALL or not e.related(backward):
                 continue
-            frame = autocast_frame(context(model, e))
-            if frame is None or frame.autocast_device != "cuda":
-                continue
-            if frame.autocast_dtype in (None, "float16", "half"):
+            frames = context(model, e)
+            frame = autocast_frame(frames)
+            if frame is None or frame.autocast_device != "cuda" or grad_disabled(frames):
+                continue  # not fp16 on CUDA, or a frozen model whose output needs no gradient
+            if is_float16(frame):
                 return e
         return None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.loops import IterEvent, LoopModel
+from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import uses_autocast
+from torchlint.analysis.training import uses_autocast, visible_scaler
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -58,7 +58,7 @@ class UnscaledBackward(Rule):
                 if scaler is None and uses_autocast(model):
                     # A scaler the loop never touches counts only where the loop runs
                     # autocast: an fp32 loop beside an AMP one in the same file needs none.
-                    scaler = self._scaler_in_scope(ctx, model)
+                    scaler = visible_scaler(ctx.facts, model)
                 if scaler is None:
                     continue
                 ctx.report(
@@ -69,22 +69,3 @@ class UnscaledBackward(Rule):
                     ".backward()`.",
                     fix=_scale_fix(ctx, e, scaler),
                 )
-
-    def _scaler_in_scope(self, ctx: RuleContext, model: LoopModel) -> str | None:
-        """A GradScaler built (and not disabled) where the loop can see it: before the loop in
-        its own function or at module level, or in its class (`self.scaler`)."""
-        scope = model.loop.scope
-        for obj in ctx.facts.constructed:
-            if obj.role != "scaler" or obj.enabled is False:
-                continue
-            if obj.scope is scope or obj.scope.is_module:
-                if obj.order < model.loop.order:
-                    return obj.target
-                continue
-            if (
-                obj.target.startswith("self.")
-                and scope.class_name is not None
-                and obj.scope.class_name == scope.class_name
-            ):
-                return obj.target
-        return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.data import LoaderArgs
-from torchlint.analysis.model import Kind
+from torchlint.analysis.model import Kind, visible_from
 from torchlint.analysis.names import dotted
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
@@ -27,16 +27,24 @@ class MissingSetEpoch(Rule):
         for model in models:
             if not does_step_work(model, ctx.roles):
                 continue
-            for loader in ctx.loader_links.loaders_of(model.loop):
+            for loader in ctx.links.loaders_of(model.loop):
                 sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node))
                 if sampler is None:
                     continue
-                epochs = [
+                enclosing = [
                     outer
                     for outer in models
-                    if id(model.loop.node) in outer.inner_loops and outer is not model
+                    if id(model.loop.node) in outer.inner_loops
+                    and outer is not model
+                    and visible_from(loader, outer.loop.scope)
                 ]
-                for epoch in epochs:
+                # The epoch loop is the nearest enclosing loop, not a stage loop around it.
+                nearest = [
+                    outer
+                    for outer in enclosing
+                    if not any(id(o.loop.node) in outer.inner_loops for o in enclosing)
+                ]
+                for epoch in nearest:
                     if any(
                         e.kind is Kind.CALL and e.event.method == "set_epoch" for e in epoch.events
                     ):
@@ -57,11 +65,21 @@ class MissingSetEpoch(Rule):
             return None
         if isinstance(value, cst.Call):
             qual = ctx.facts.imports.qualify(value.func) or ""
-            return "sampler" if qual.endswith("DistributedSampler") else None
+            shuffles = qual.endswith("DistributedSampler") and _shuffles(value)
+            return "sampler" if shuffles else None
         text = dotted(value)
         if text is None:
             return None
         for obj in reversed(ctx.facts.constructed):
             if obj.target == text:
-                return text if obj.role == "distributed-sampler" else None
+                shuffles = obj.role == "distributed-sampler" and _shuffles(obj.node)
+                return text if shuffles else None
         return None
+
+
+def _shuffles(call: cst.Call) -> bool:
+    """`DistributedSampler(ds, shuffle=False)` needs no epoch: its order never changes."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "shuffle":
+            return not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
+    return True

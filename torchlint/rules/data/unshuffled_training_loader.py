@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.model import Scope
 from torchlint.analysis.names import dotted
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
+
+_STREAMING = re.compile(r"webdataset|iterable|stream", re.IGNORECASE)
+
+
+def _streaming_kwarg(call: cst.Call) -> bool:
+    return any(a.keyword is not None and a.keyword.value == "streaming" for a in call.args)
 
 
 class UnshuffledTrainingLoader(Rule):
@@ -22,9 +31,9 @@ class UnshuffledTrainingLoader(Rule):
         for model in ctx.loops.all:
             if not does_step_work(model, ctx.roles):
                 continue
-            for loader in ctx.loader_links.loaders_of(model.loop):
+            for loader in ctx.links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
-                if args.has_unpacking or self._orders_itself(ctx, args):
+                if args.has_unpacking or self._orders_itself(ctx, args, loader.scope):
                     continue
                 shuffle = args.get("shuffle", 2)
                 if shuffle is not None and not (
@@ -39,31 +48,47 @@ class UnshuffledTrainingLoader(Rule):
                     "`shuffle=True` (or a sampler).",
                 )
 
-    def _orders_itself(self, ctx: RuleContext, args: LoaderArgs) -> bool:
-        """A sampler or batch sampler decides the order, or the dataset is iterable-style."""
+    def _orders_itself(self, ctx: RuleContext, args: LoaderArgs, scope: Scope) -> bool:
+        """A sampler or batch sampler decides the order, or we cannot tell that the dataset is
+        map-style (an iterable-style or streaming dataset cannot be shuffled by the loader)."""
         if args.get("sampler", 3) is not None or args.get("batch_sampler", 4) is not None:
             return True
-        dataset = args.dataset
-        if dataset is None:
-            return True
-        text = (dotted(dataset) or "").lower()
-        if "iterable" in text or "stream" in text:
-            return True
-        class_name = None
-        if isinstance(dataset, cst.Call):
-            class_name = dotted(dataset.func)
-        elif text:
-            for obj in reversed(ctx.facts.constructed):
-                if obj.target == dotted(dataset) and obj.role == "instance":
-                    class_name = obj.qualname
-                    break
-        return class_name is not None and self._is_iterable_class(ctx, class_name, set())
+        return not self._map_style(ctx, args.dataset, scope)
 
-    def _is_iterable_class(self, ctx: RuleContext, name: str, seen: set[str]) -> bool:
-        if "Iterable" in name or name in seen:
-            return "Iterable" in name
+    def _map_style(
+        self, ctx: RuleContext, dataset: cst.BaseExpression | None, scope: Scope
+    ) -> bool:
+        """Unless something says the dataset is iterable-style (streaming, an IterableDataset),
+        it is a map-style dataset, as nearly all are."""
+        if dataset is None:
+            return False
+        if isinstance(dataset, cst.Call):
+            qual = ctx.facts.imports.qualify(dataset.func)
+            if qual is not None:
+                return not _STREAMING.search(qual) and not _streaming_kwarg(dataset)
+            name = dotted(dataset.func)
+            if name is None:
+                return False  # a chain of calls we cannot read
+            return name not in ctx.facts.classes or self._map_style_class(ctx, name, set())
+        text = dotted(dataset)
+        if text is None or _STREAMING.search(text):
+            return False
+        for obj in ctx.links.resolve(text, scope):
+            if obj.role == "iterable-dataset":
+                return False
+            if obj.role == "instance":
+                return self._map_style_class(ctx, obj.qualname, set())
+        return True
+
+    def _map_style_class(self, ctx: RuleContext, name: str, seen: set[str]) -> bool:
+        """A module class that does not derive (directly or not) from an IterableDataset."""
+        if name in seen:
+            return True
         seen.add(name)
         cls = ctx.facts.classes.get(name)
-        return cls is not None and any(
-            self._is_iterable_class(ctx, base, seen) for base in cls.bases
-        )
+        if cls is None:
+            return True
+        for base in cls.bases:
+            if "Iterable" in base or not self._map_style_class(ctx, base, seen):
+                return False
+        return True

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchlint.analysis.model import Event, Kind
-from torchlint.analysis.training import context, grad_disabled
+from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -23,7 +23,11 @@ class BackwardUnderNoGrad(Rule):
             for event in scope.events:
                 if event.kind is not Kind.BACKWARD or event.via == "framework":
                     continue
-                if event.subject_no_grad or grad_disabled(event.path):
+                if (
+                    event.subject_no_grad
+                    or grad_disabled(event.path)
+                    or called_only_without_grad(scope, ctx.links.callers)
+                ):
                     self._report(ctx, event)
         for model in ctx.loops.all:  # gradients turned off around the loop or by a caller
             for e in model.events:

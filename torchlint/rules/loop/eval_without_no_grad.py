@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchlint.analysis.loops import LoopModel, same_object
 from torchlint.analysis.model import Kind, Scope, WithKind
-from torchlint.analysis.training import context, grad_disabled
+from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
 from torchlint.diagnostics import Edit, Fix, Location, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name
@@ -40,8 +40,8 @@ class EvalWithoutNoGrad(Rule):
                 ),
                 None,
             )
-            if forward is None or self._callers_disable_grad(ctx, model.loop.scope):
-                continue
+            if forward is None or called_only_without_grad(model.loop.scope, ctx.links.callers):
+                continue  # `with torch.no_grad(): evaluate(model, loader)` at every call site
             function = model.loop.scope
             where = "" if function.is_module else f" or decorate `{function.name}()` with it"
             ctx.report(
@@ -69,18 +69,6 @@ class EvalWithoutNoGrad(Rule):
             if e.kind in (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN) and e.receiver:
                 modes[e.receiver] = e.kind
         return [receiver for receiver, kind in modes.items() if kind is Kind.MODE_EVAL]
-
-    def _callers_disable_grad(self, ctx: RuleContext, scope: Scope) -> bool:
-        """`with torch.no_grad(): evaluate(model, loader)` at every call site of the function."""
-        if scope.is_module:
-            return False
-        sites = [
-            event
-            for other in ctx.facts.scopes
-            for event in other.events
-            if event.kind is Kind.CALL and event.callee is scope
-        ]
-        return bool(sites) and all(grad_disabled(site.path) for site in sites)
 
     def _fix(self, ctx: RuleContext, function: Scope) -> Fix | None:
         """Decorate the evaluation function with `@torch.no_grad()` (it never trains)."""

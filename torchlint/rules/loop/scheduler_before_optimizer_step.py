@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
+from torchlint.analysis.loops import runs_every_iteration
 from torchlint.analysis.model import Kind
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
+
+# `if epoch > 0:` / `if step != 0:` / `if i >= 1:`: skips the first iteration, so a step at the
+# top of the loop is the previous iteration's step, in the right order.
+_SKIPS_FIRST = re.compile(r"(>|!=)\s*0\b|>=\s*1\b")
 
 
 class SchedulerBeforeOptimizerStep(Rule):
@@ -22,6 +29,10 @@ class SchedulerBeforeOptimizerStep(Rule):
                     continue
                 if sched.event.has_closure:
                     continue  # `scheduler.step(val_loss)`: a metric-driven schedule
+                if not runs_every_iteration(sched) or any(
+                    _SKIPS_FIRST.search(g.condition) for g in sched.guards
+                ):
+                    continue  # `if epoch > 0: scheduler.step()` ends the previous epoch
                 related = [e for e in events if e.kind is Kind.STEP and e.related(sched)]
                 before = [e for e in related if e.index < sched.index]
                 after = [

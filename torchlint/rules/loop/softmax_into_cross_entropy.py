@@ -19,6 +19,8 @@ class SoftmaxIntoCrossEntropy(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for item in ctx.facts.ce_inputs:
+            if item.criterion is not None and not self._is_cross_entropy(ctx, item):
+                continue
             kind, origin = self._origin(ctx, item)
             if kind is None:
                 continue
@@ -42,12 +44,19 @@ class SoftmaxIntoCrossEntropy(Rule):
             return item.softmax, ""
         if item.producer is None:
             return None, ""
-        for obj in reversed(ctx.facts.constructed):
-            if obj.target != item.producer or obj.role != "instance":
-                continue
-            cls = ctx.facts.classes.get(obj.qualname)
+        for obj in ctx.links.resolve(item.producer, item.scope):
+            if obj.role in ("softmax", "log_softmax"):
+                return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
+            cls = ctx.facts.classes.get(obj.qualname) if obj.role == "instance" else None
             forward = cls.methods.get("forward") if cls else None
             if forward is not None and forward.returns_softmax:
                 return forward.returns_softmax, f" (`{obj.qualname}.forward` returns one)"
-            break
         return None, ""
+
+    def _is_cross_entropy(self, ctx: RuleContext, item: CrossEntropyInput) -> bool:
+        """`criterion(outputs, labels)` where `criterion` is a parameter: follow the call
+        sites to the `nn.CrossEntropyLoss()` the caller passed."""
+        assert item.criterion is not None
+        return any(
+            obj.role == "cross-entropy" for obj in ctx.links.resolve(item.criterion, item.scope)
+        )

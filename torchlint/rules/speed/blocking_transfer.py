@@ -29,7 +29,7 @@ class BlockingTransfer(Rule):
                 continue
             pinned = [
                 loader
-                for loader in ctx.loader_links.loaders_of(model.loop)
+                for loader in ctx.links.loaders_of(model.loop)
                 if _is_true(LoaderArgs(loader.node).keyword("pin_memory"))
             ]
             if not pinned:

@@ -22,7 +22,7 @@ class SynchronousDataLoader(Rule):
         for model in ctx.loops.all:
             if not does_step_work(model, ctx.roles):
                 continue
-            for loader in ctx.loader_links.loaders_of(model.loop):
+            for loader in ctx.links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
                 if args.has_unpacking or self._in_memory(ctx, args):
                     continue
