@@ -205,7 +205,8 @@ def test_no_config_anywhere_means_defaults(tmp_path: Path) -> None:
 def test_cli_overrides(tmp_path: Path) -> None:
     write(
         tmp_path / "pyproject.toml",
-        '[tool.torchlint]\nselect = ["TL1"]\nignore = ["TL102"]\n',
+        '[tool.torchlint]\nselect = ["TL10"]\nignore = ["TL102", "TL106", "TL107", "TL108", '
+        '"TL109"]\n',
     )
     file = tmp_path / "x.py"
     assert codes(resolve_settings(file)) == {"TL101", "TL103", "TL104", "TL105"}
@@ -243,7 +244,7 @@ def test_per_file_ignores(tmp_path: Path) -> None:
     assert ignored("src/train.py") == set()
     assert ignored("tests/test_train.py") == {"TL101", "TL105"}
     assert ignored("tests/unit/deep/test_x.py") == {"TL101", "TL105"}
-    assert ignored("src/model_bench.py") == {"TL301"}
+    assert ignored("src/model_bench.py") == {"TL301", "TL302", "TL303", "TL304", "TL305"}
     assert ignored("scripts/run.py") == {"TL102", "TL105"}
     assert ignored("src/scripts/run.py") == set()  # `/scripts` is anchored
 
