@@ -195,3 +195,41 @@ def test_tl106_decorates_the_evaluation_function_and_imports_torch() -> None:
     assert "import torch\n" in fixed
     assert "\n@torch.no_grad()\ndef evaluate_loop(model, loader):\n" in fixed
     assert analyze(fixed, "t.py", RuleSelection(select=("TL106",))) == []
+
+
+def test_tl305_leaves_chains_and_generators_alone_and_marks_random_unsafe() -> None:
+    source = """\
+        import torch
+        for x in loader:
+            positions = torch.arange(8).unsqueeze(0).to("cuda")
+            noise = torch.randn(4, 8, generator=g).cuda()
+            jitter = torch.rand(4).to(device)
+            optimizer.zero_grad()
+            model(x, positions, noise, jitter).sum().backward()
+            optimizer.step()
+        """
+    safe_only = fix_text(textwrap.dedent(source), "t.py", RuleSelection(select=("TL305",)), False)
+    assert safe_only.text == textwrap.dedent(source)
+    fixed = _fixed(source, "TL305")
+    assert 'torch.arange(8).unsqueeze(0).to("cuda")' in fixed
+    assert "torch.randn(4, 8, generator=g).cuda()" in fixed
+    assert "jitter = torch.rand(4, device=device)" in fixed
+
+
+def test_tl202_adds_one_update_for_two_optimizers() -> None:
+    fixed = _fixed(
+        """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        for x in data:
+            opt_d.zero_grad()
+            scaler.scale(d_loss(x)).backward()
+            opt_d.step()
+            opt_g.zero_grad()
+            scaler.scale(g_loss(x)).backward()
+            opt_g.step()
+        """,
+        "TL202",
+    )
+    assert fixed.count("scaler.update()") == 1
+    assert fixed.endswith("    scaler.step(opt_g)\n    scaler.update()\n")

@@ -18,8 +18,7 @@ CASES = {
         'import torch\nscaler = torch.amp.GradScaler("cuda")\n',
     ),
     "keeps_arguments_and_comments": (
-        "import torch\n"
-        "scaler = torch.cuda.amp.GradScaler(  # tuned\n    init_scale=2.0**10,\n)\n",
+        "import torch\nscaler = torch.cuda.amp.GradScaler(  # tuned\n    init_scale=2.0**10,\n)\n",
         "import torch\n"
         'scaler = torch.amp.GradScaler(  # tuned\n    "cuda", init_scale=2.0**10,\n)\n',
     ),

@@ -203,7 +203,10 @@ class _Collector:
             at_top = (
                 self.scope.is_module
                 and not self.class_stack
-                and all(isinstance(f.node, cst.SimpleStatementLine) for f in self.frames)
+                and all(
+                    isinstance(f, WithFrame) and isinstance(f.node, cst.SimpleStatementLine)
+                    for f in self.frames
+                )
             )
             if at_top and any(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
                 self.facts.top_level_imports.append(node)
@@ -441,9 +444,7 @@ class _Collector:
         elif isinstance(node, cst.Return):
             if node.value is not None:
                 self.expr(node.value)
-                kind = self.values.softmax_of(node.value)
-                if kind is not None:
-                    self.scope.returns_softmax = kind
+                self.scope.returns.append(self.values.softmax_of(node.value))
         elif isinstance(node, cst.Assert):
             self.expr(node.test)
         elif isinstance(node, cst.Raise):

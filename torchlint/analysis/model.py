@@ -153,7 +153,17 @@ class Scope:
     # Names holding tensors computed on the device (model outputs, losses, `.to(device)`).
     # Flow-sensitive while collecting; this is the set at the end of the scope.
     tensor_names: set[str] = field(default_factory=set)
-    returns_softmax: str | None = None  # "softmax" / "log_softmax" when a return gives one
+    # What each `return` gives: "softmax" / "log_softmax", or None for anything else.
+    returns: list[str | None] = field(default_factory=list)
+
+    @property
+    def returns_softmax(self) -> str | None:
+        """ "softmax" / "log_softmax" when every return gives one (a forward that returns
+        probabilities only in eval mode returns logits while training)."""
+        kinds = set(self.returns)
+        if len(kinds) == 1:
+            return next(iter(kinds))
+        return None
 
     @property
     def is_module(self) -> bool:

@@ -232,7 +232,7 @@ def is_float16(frame: WithFrame) -> bool:
         return False
     if frame.autocast_dtype in ("float16", "half"):
         return True
-    return frame.autocast_device == "cuda"
+    return (frame.autocast_device or "").startswith("cuda")
 
 
 def called_only_without_grad(scope: Scope, callers: dict[int, list[Event]], level: int = 0) -> bool:

@@ -20,3 +20,12 @@ def pretrain(model, optimizer):
         optimizer.zero_grad()
         model(**batch).loss.backward()
         optimizer.step()
+
+
+def finetune(model, optimizer, tokenize):
+    corpus = load_dataset("allenai/c4", "en", split="train", streaming=True)
+    loader = DataLoader(corpus.map(tokenize), batch_size=8, num_workers=2)
+    for batch in loader:
+        optimizer.zero_grad()
+        model(**batch).loss.backward()
+        optimizer.step()

@@ -52,7 +52,8 @@ class Fp16WithoutScaler(Rule):
                 continue
             frames = context(model, e)
             frame = autocast_frame(frames)
-            if frame is None or frame.autocast_device != "cuda" or grad_disabled(frames):
+            device = frame.autocast_device if frame is not None else None
+            if frame is None or not (device or "").startswith("cuda") or grad_disabled(frames):
                 continue  # not fp16 on CUDA, or a frozen model whose output needs no gradient
             if is_float16(frame):
                 return e

@@ -38,7 +38,14 @@ class StepBypassesScaler(Rule):
                 ):
                     continue
                 optimizer = step.receiver or "optimizer"
-                updated = any(e.kind is Kind.SCALER_UPDATE and e.related(step) for e in events)
+                # One `scaler.update()` per iteration, after the last step (two optimizers share
+                # one scale): add it only at the last step when the iteration has none.
+                later_steps = any(
+                    e.kind is Kind.STEP and e.index > step.index and e.related(step) for e in events
+                )
+                updated = later_steps or any(
+                    e.kind is Kind.SCALER_UPDATE and e.related(step) for e in events
+                )
                 ctx.report(
                     step.event.node,
                     f"`{ctx.text(step.event.node)}`{ctx.where(step)} applies gradients that "
@@ -47,7 +54,7 @@ class StepBypassesScaler(Rule):
                     fix=self._step_fix(ctx, step, scaler, updated),
                 )
             scaler_steps = [e for e in events if e.kind is Kind.STEP and e.event.via == "scaler"]
-            for step in scaler_steps:
+            for step in reversed(scaler_steps):  # the last one: update once, after all steps
                 if any(e.kind is Kind.SCALER_UPDATE and e.related(step) for e in events):
                     continue
                 name = step.event.scaler or scaler

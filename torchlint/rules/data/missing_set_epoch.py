@@ -28,7 +28,7 @@ class MissingSetEpoch(Rule):
             if not does_step_work(model, ctx.roles):
                 continue
             for loader in ctx.links.loaders_of(model.loop):
-                sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node))
+                sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node), loader.target)
                 if sampler is None:
                     continue
                 enclosing = [
@@ -59,14 +59,14 @@ class MissingSetEpoch(Rule):
                         f"`{sampler}.set_epoch(epoch)` at the start of each epoch.",
                     )
 
-    def _distributed_sampler(self, ctx: RuleContext, args: LoaderArgs) -> str | None:
+    def _distributed_sampler(self, ctx: RuleContext, args: LoaderArgs, loader: str) -> str | None:
         value = args.get("sampler", 3)
         if value is None:
             return None
         if isinstance(value, cst.Call):
             qual = ctx.facts.imports.qualify(value.func) or ""
             shuffles = qual.endswith("DistributedSampler") and _shuffles(value)
-            return "sampler" if shuffles else None
+            return f"{loader}.sampler" if shuffles else None
         text = dotted(value)
         if text is None:
             return None

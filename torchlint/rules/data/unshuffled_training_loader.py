@@ -66,9 +66,9 @@ class UnshuffledTrainingLoader(Rule):
             qual = ctx.facts.imports.qualify(dataset.func)
             if qual is not None:
                 return not _STREAMING.search(qual) and not _streaming_kwarg(dataset)
-            name = dotted(dataset.func)
-            if name is None:
-                return False  # a chain of calls we cannot read
+            if not isinstance(dataset.func, cst.Name):
+                return False  # `corpus.map(tokenize)`: a method of something we cannot see
+            name = dataset.func.value
             return name not in ctx.facts.classes or self._map_style_class(ctx, name, set())
         text = dotted(dataset)
         if text is None or _STREAMING.search(text):

@@ -43,12 +43,14 @@ class EvalWithoutNoGrad(Rule):
             if forward is None or called_only_without_grad(model.loop.scope, ctx.links.callers):
                 continue  # `with torch.no_grad(): evaluate(model, loader)` at every call site
             function = model.loop.scope
+            torch, _ = torch_name(ctx)
             where = "" if function.is_module else f" or decorate `{function.name}()` with it"
             ctx.report(
                 forward.event.node,
-                f"`{ctx.text(forward.event.node)}` runs in eval mode without `torch.no_grad()`, "
-                f"so autograd records a graph for every batch of the {model.loop.label} and "
-                f"holds its activations; wrap the loop in `with torch.no_grad():`{where}.",
+                f"`{ctx.text(forward.event.node)}` runs in eval mode without "
+                f"`{torch}.no_grad()`, so autograd records a graph for every batch of the "
+                f"{model.loop.label} and holds its activations; wrap the loop in "
+                f"`with {torch}.no_grad():`{where}.",
                 fix=self._fix(ctx, function),
             )
 

@@ -30,7 +30,7 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
-                target, value = event.receiver or "total", ctx.text(event.value)
+                target, value = event.receiver or "total", parenthesized(ctx, event.value)
                 appending = isinstance(event.node, cst.Call)
                 kept = "list" if appending else "running total"
                 ctx.report(

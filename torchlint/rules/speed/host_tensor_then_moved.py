@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import does_step_work
-from torchlint.diagnostics import Fix, Severity
+from torchlint.diagnostics import Applicability, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
 
@@ -43,9 +43,10 @@ class HostTensorThenMoved(Rule):
         move = e.event.node
         assert isinstance(move, cst.Call) and isinstance(move.func, cst.Attribute)
         created = move.func.value
-        assert isinstance(created, cst.Call)
-        if any(a.star for a in created.args):
-            return None
+        if not isinstance(created, cst.Call) or ctx.facts.imports.qualify(created.func) is None:
+            return None  # `torch.arange(n).unsqueeze(0).to(device)`: device= goes further in
+        if any(a.star or (a.keyword and a.keyword.value == "generator") for a in created.args):
+            return None  # a CPU generator cannot drive a CUDA factory
         args = [a for a in move.args if not (a.keyword and a.keyword.value == "non_blocking")]
         if move.func.attr.value == "cuda":
             if args:
@@ -65,4 +66,8 @@ class HostTensorThenMoved(Rule):
         )
         rebuilt = created.with_changes(args=[*created.args, new_arg])
         code = ctx.facts.parsed.module.code_for_node(rebuilt)
-        return ctx.fix("safe", "Pass `device=` to the constructor", ctx.replace(move, code))
+        factory = (ctx.facts.imports.qualify(created.func) or "").rsplit(".", 1)[-1]
+        # Random factories draw from the device's generator instead of the CPU's: the values
+        # (and seeded reproducibility) change, so that fix needs a look.
+        applicability: Applicability = "unsafe" if factory.startswith("rand") else "safe"
+        return ctx.fix(applicability, "Pass `device=` to the constructor", ctx.replace(move, code))
