@@ -111,6 +111,21 @@ class ModuleFacts:
     def loops(self) -> list[LoopFrame]:
         return [loop for scope in self.scopes for loop in scope.loops]
 
+    def release(self) -> None:
+        """Break the reference cycles between scopes, events and loops, so that the module
+        (a large tree) is freed by reference counting, without waiting for the cyclic garbage
+        collector."""
+        for scope in self.scopes:
+            scope.events.clear()
+            scope.loops.clear()
+            scope.local_defs.clear()
+            scope.parent = None
+        self.scopes.clear()
+        self.functions.clear()
+        self.classes.clear()
+        self.constructed.clear()
+        self.anchors.clear()
+
 
 def collect(parsed: ParsedSource) -> ModuleFacts:
     return _Collector(parsed).run()
@@ -134,6 +149,7 @@ class _Collector:
         self.indents: list[str] = []
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
+        self.top = -1  # index of the top-level statement being walked
         self.order = 0  # counts loops and constructions, in walk order
         self.consumer: tuple[int, str] | None = None  # (id of an argument, the callee's text)
 
@@ -149,19 +165,19 @@ class _Collector:
         so that a call can be told from a call of a variable even when the def comes later."""
         names: set[str] = set()
         for stmt in module.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
+            if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:  # imports first, to read decorators below
-                    if isinstance(small, cst.Import):
+                    if type(small) is cst.Import:
                         self.imports.add_import(small)
-                    elif isinstance(small, cst.ImportFrom):
+                    elif type(small) is cst.ImportFrom:
                         self.imports.add_import_from(small)
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
                 names.add(stmt.name.value)
-            if isinstance(stmt, cst.FunctionDef) and self._disables_grad(stmt):
+            if type(stmt) is cst.FunctionDef and self._disables_grad(stmt):
                 self.no_grad_functions.add(stmt.name.value)
-            if isinstance(stmt, cst.ClassDef):
-                methods = [s for s in stmt.body.body if isinstance(s, cst.FunctionDef)]
+            if type(stmt) is cst.ClassDef:
+                methods = [s for s in stmt.body.body if type(s) is cst.FunctionDef]
                 self.class_methods[stmt.name.value] = {m.name.value for m in methods}
                 for method in methods:
                     if self._disables_grad(method):
@@ -171,7 +187,7 @@ class _Collector:
     def _disables_grad(self, node: cst.FunctionDef) -> bool:
         for decorator in node.decorators:
             expr = decorator.decorator
-            func = expr.func if isinstance(expr, cst.Call) else expr
+            func = expr.func if type(expr) is cst.Call else expr
             if self.imports.qualify(func) in NO_GRAD_FUNCTIONS:
                 return True
         return False
@@ -195,16 +211,16 @@ class _Collector:
     # --- statements -----------------------------------------------------------------------
 
     def anchor_at(self, node: cst.CSTNode) -> None:
-        self.anchor = Anchor(node, tuple(self.indents))
+        self.anchor = Anchor(node, tuple(self.indents), self.top)
         self.anchors[id(node)] = self.anchor
 
     def stmt(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             at_top = (
                 self.scope.is_module
                 and not self.class_stack
                 and all(
-                    isinstance(f, WithFrame) and isinstance(f.node, cst.SimpleStatementLine)
+                    isinstance(f, WithFrame) and type(f.node) is cst.SimpleStatementLine
                     for f in self.frames
                 )
             )
@@ -212,17 +228,17 @@ class _Collector:
                 self.facts.top_level_imports.append(node)
             for small in node.body:
                 self.small(small)
-        elif isinstance(node, cst.If):
+        elif type(node) is cst.If:
             self.if_(node)
-        elif isinstance(node, cst.For):
+        elif type(node) is cst.For:
             self.for_(node)
-        elif isinstance(node, cst.While):
+        elif type(node) is cst.While:
             self.while_(node)
-        elif isinstance(node, cst.With):
+        elif type(node) is cst.With:
             self.with_(node)
-        elif isinstance(node, cst.FunctionDef):
+        elif type(node) is cst.FunctionDef:
             self.function(node)
-        elif isinstance(node, cst.ClassDef):
+        elif type(node) is cst.ClassDef:
             self.class_(node)
         elif isinstance(node, cst.Try | cst.TryStar):
             self.block(node.body)
@@ -234,7 +250,7 @@ class _Collector:
                 self.block(node.orelse.body)
             if node.finalbody is not None:
                 self.block(node.finalbody.body)
-        elif isinstance(node, cst.Match):
+        elif type(node) is cst.Match:
             self.anchor_at(node.subject)
             self.expr(node.subject)
             for case in node.cases:
@@ -244,13 +260,13 @@ class _Collector:
 
     def block(self, suite: cst.BaseSuite) -> None:
         depth = len(self.frames)
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             self.indents.append(
                 suite.indent if suite.indent is not None else self.module.default_indent
             )
             self.statements(suite.body)
             self.indents.pop()
-        elif isinstance(suite, cst.SimpleStatementSuite):
+        elif type(suite) is cst.SimpleStatementSuite:
             for small in suite.body:
                 self.small(small)
         del self.frames[depth:]
@@ -258,9 +274,15 @@ class _Collector:
     def statements(self, body: Sequence[cst.BaseStatement]) -> None:
         """A block's statements; the frames some of them open last until the block ends (the
         caller truncates them)."""
-        for stmt in body:
+        top_level = body is self.module.body
+        for index, stmt in enumerate(body):
+            if top_level:
+                self.top = index
+            if type(stmt) is not cst.SimpleStatementLine:
+                # compound statements: their rows come from `ast` (see positions.py)
+                self.anchors[id(stmt)] = Anchor(stmt, tuple(self.indents), self.top)
             self.stmt(stmt)
-            if isinstance(stmt, cst.If) and stmt.orelse is None and _ends_with_continue(stmt.body):
+            if type(stmt) is cst.If and stmt.orelse is None and _ends_with_continue(stmt.body):
                 # `if cond: continue` -- what follows runs only when `cond` is false. (After
                 # `if cond: break`, the rest still runs on every iteration until the last.)
                 self.frames.append(
@@ -282,7 +304,7 @@ class _Collector:
         self.frames.pop()
         if node.orelse is not None:
             self.frames.append(GuardFrame(node, 1, classify_guard(node.test, True), condition))
-            if isinstance(node.orelse, cst.If):
+            if type(node.orelse) is cst.If:
                 self.if_(node.orelse)
             else:
                 self.block(node.orelse.body)
@@ -332,7 +354,7 @@ class _Collector:
         del self.frames[len(self.frames) - pushed :]
 
     def with_frame(self, owner: cst.CSTNode, expr: cst.BaseExpression) -> WithFrame:
-        call = expr if isinstance(expr, cst.Call) else None
+        call = expr if type(expr) is cst.Call else None
         func = call.func if call is not None else expr
         qual = self.imports.qualify(func) or ""
         text = expr_text(func)
@@ -421,38 +443,38 @@ class _Collector:
 
     def small(self, node: cst.BaseSmallStatement) -> None:
         self.anchor_at(node)
-        if isinstance(node, cst.Expr):
+        if type(node) is cst.Expr:
             self.expr(node.value)
-        elif isinstance(node, cst.Assign):
+        elif type(node) is cst.Assign:
             self.expr(node.value)
             for target in node.targets:
                 self.assign(target.target, node.value)
-        elif isinstance(node, cst.AnnAssign):
+        elif type(node) is cst.AnnAssign:
             if node.value is not None:
                 self.expr(node.value)
                 self.assign(node.target, node.value)
-        elif isinstance(node, cst.AugAssign):
+        elif type(node) is cst.AugAssign:
             self.expr(node.value)
             self.expr(node.target)
             text = dotted(node.target)
-            if text is None and isinstance(node.target, cst.Subscript):
+            if text is None and type(node.target) is cst.Subscript:
                 self.accumulation(node, expr_text(node.target), node.value)  # stats["loss"]
             if text is not None:
                 self.accumulation(node, text, node.value)
                 if self.values.is_tensor(node.value):
                     self.values.tensors.add(text)
-        elif isinstance(node, cst.Return):
+        elif type(node) is cst.Return:
             if node.value is not None:
                 self.expr(node.value)
                 self.scope.returns.append(self.values.softmax_of(node.value))
-        elif isinstance(node, cst.Assert):
+        elif type(node) is cst.Assert:
             self.expr(node.test)
-        elif isinstance(node, cst.Raise):
+        elif type(node) is cst.Raise:
             if node.exc is not None:
                 self.expr(node.exc)
-        elif isinstance(node, cst.Import):
+        elif type(node) is cst.Import:
             self.imports.add_import(node)
-        elif isinstance(node, cst.ImportFrom):
+        elif type(node) is cst.ImportFrom:
             self.imports.add_import_from(node)
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
@@ -466,9 +488,9 @@ class _Collector:
             for i, element in enumerate(target.elements):
                 self.assign(element.value, values[i] if values is not None else value)
             return
-        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+        if type(target) is cst.Attribute and target.attr.value == "grad":
             receiver = expr_text(target.value)
-            if isinstance(value, cst.Name) and value.value == "None":
+            if type(value) is cst.Name and value.value == "None":
                 self.event(Kind.ZERO_GRAD, target, receiver=receiver, method="grad")
             else:
                 self.event(Kind.GRAD_WRITE, target, receiver=receiver, method="grad")
@@ -477,23 +499,23 @@ class _Collector:
         if text is None:
             return
         if (
-            isinstance(value, cst.BinaryOperation)
-            and isinstance(value.operator, cst.Add)
+            type(value) is cst.BinaryOperation
+            and type(value.operator) is cst.Add
             and dotted(value.left) == text
         ):
             self.accumulation(value, text, value.right)  # `total = total + loss`
         else:
             for names in self.loop_assigned:
                 names.add(text)
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             self.constructed(text, value)
         elif isinstance(value, cst.List | cst.Tuple) and value.elements:
             first = value.elements[0].value
-            if isinstance(first, cst.Call):
+            if type(first) is cst.Call:
                 self.constructed(text, first)
         no_grad = self.under_no_grad() or self.calls_no_grad_function(value)
         self.values.bind(text, value, under_no_grad=no_grad)
-        if isinstance(value, cst.Call) and _method(value) == "scale":
+        if type(value) is cst.Call and _method(value) == "scale":
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
                 self.values.scaled.add(text)
@@ -514,7 +536,7 @@ class _Collector:
             role = constructor_role(qual)
             if role == "sequential" and call.args:
                 last = call.args[-1].value
-                inner = self.imports.qualify(last.func) if isinstance(last, cst.Call) else None
+                inner = self.imports.qualify(last.func) if type(last) is cst.Call else None
                 role = constructor_role(inner or "")
                 role = role if role in ("softmax", "log_softmax") else None
             if role is None:
@@ -526,7 +548,7 @@ class _Collector:
             owner = None
             if role == "optimizer" and call.args:
                 first = call.args[0].value
-                if isinstance(first, cst.Call) and _method(first) in (
+                if type(first) is cst.Call and _method(first) in (
                     "parameters",
                     "named_parameters",
                 ):
@@ -535,7 +557,7 @@ class _Collector:
             self.facts.constructed.append(
                 ConstructedObject(role, target, qual, call, self.scope, enabled, owner, self.order)
             )
-        elif isinstance(call.func, cst.Name) and call.func.value in self.class_methods:
+        elif type(call.func) is cst.Name and call.func.value in self.class_methods:
             self.instances[target] = call.func.value
             self.facts.constructed.append(
                 ConstructedObject("instance", target, call.func.value, call, self.scope)
@@ -562,7 +584,7 @@ class _Collector:
 
     def calls_no_grad_function(self, value: cst.BaseExpression) -> bool:
         """`loss = compute(...)` where `compute` is decorated with `torch.no_grad()`."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         name = dotted(value.func)
         if name is None:
@@ -573,7 +595,7 @@ class _Collector:
 
     def loop_sources(self, node: cst.BaseExpression) -> list[str]:
         """The loaders a `for` iterates: through enumerate / tqdm / iter, each side of a zip."""
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             name = dotted(node.func) or ""
             if name == "zip":
                 return [s for a in node.args for s in self.loop_sources(a.value)]
@@ -637,11 +659,11 @@ class _Collector:
             self.cross_entropy_input(node)  # `criterion(outputs, labels)`
         elif callee is not None and callee.split(".", 1)[0] in self.scope.params:
             self.cross_entropy_input(node, criterion=callee)  # maybe: decided by the rule
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             self.method_call(node, func)
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             self.name_call(node, func.value)
-        elif isinstance(func, cst.Call):  # `nn.CrossEntropyLoss()(outputs, labels)`
+        elif type(func) is cst.Call:  # `nn.CrossEntropyLoss()(outputs, labels)`
             inner = self.imports.qualify(func.func)
             if inner is not None and constructor_role(inner) == "cross-entropy":
                 self.cross_entropy_input(node)
@@ -715,7 +737,7 @@ class _Collector:
     def method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method = func.attr.value
         receiver_node = func.value
-        if isinstance(receiver_node, cst.Call) and dotted(receiver_node.func) == "super":
+        if type(receiver_node) is cst.Call and dotted(receiver_node.func) == "super":
             self.call_event(node, ("super", method))
             return
         receiver = expr_text(_moved_object(receiver_node))
@@ -746,7 +768,7 @@ class _Collector:
                 value = node.args[0].value
                 if _is_false(value):
                     kind = Kind.MODE_EVAL
-                elif not (isinstance(value, cst.Name) and value.value == "True"):
+                elif not (type(value) is cst.Name and value.value == "True"):
                     kind = Kind.MODE_UNKNOWN
             self.event(kind, node, receiver=receiver, method=method)
         elif method == "eval" and not node.args:
@@ -776,7 +798,7 @@ class _Collector:
                 continue
             value = arg.value
             text = (dotted(value) or expr_text(value)).lower()
-            if isinstance(value, cst.SimpleString):
+            if type(value) is cst.SimpleString:
                 return "cpu" not in text
             return key == "device" or "device" in text or "cuda" in text or text.endswith("dev")
         return False
@@ -788,13 +810,13 @@ class _Collector:
         )
         created = receiver
         while (
-            isinstance(created, cst.Call)
-            and isinstance(created.func, cst.Attribute)
+            type(created) is cst.Call
+            and type(created.func) is cst.Attribute
             and self.imports.qualify(created.func) is None
             and created.func.attr.value not in ("to", "cuda")
         ):
             created = created.func.value  # `torch.arange(n).unsqueeze(0).to(device)`
-        if isinstance(created, cst.Call):
+        if type(created) is cst.Call:
             qual = self.imports.qualify(created.func) or ""
             if qual in _HOST_CONSTRUCTORS and not any(
                 a.keyword is not None and a.keyword.value == "device" for a in created.args
@@ -812,7 +834,7 @@ class _Collector:
 
     def next_batch(self, iterator: cst.BaseExpression) -> None:
         """`next(it)` in a loop: the loop iterates whatever `it` iterates."""
-        if isinstance(iterator, cst.Call) and dotted(iterator.func) == "iter" and iterator.args:
+        if type(iterator) is cst.Call and dotted(iterator.func) == "iter" and iterator.args:
             source = dotted(iterator.args[0].value)
         else:
             text = dotted(iterator)
@@ -824,7 +846,7 @@ class _Collector:
     def backward(
         self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str
     ) -> None:
-        if isinstance(receiver_node, cst.Call) and _method(receiver_node) == "scale":
+        if type(receiver_node) is cst.Call and _method(receiver_node) == "scale":
             scaler = expr_text(receiver_node.func.value)  # type: ignore[attr-defined]
             if self.is_scaler(scaler):
                 loss = receiver_node.args[0].value if receiver_node.args else None
@@ -875,7 +897,7 @@ class _Collector:
             )
             return
         closure = node.args[0].value if node.args else None
-        if isinstance(closure, cst.Name) and (
+        if type(closure) is cst.Name and (
             self.resolve_local(closure.value) is not None or closure.value in self.top_names
         ):
             # LBFGS & co.: the closure runs inside step, before the update.
@@ -889,7 +911,7 @@ class _Collector:
         args: tuple[str, ...] = ()
         kwargs: tuple[tuple[str, str], ...] = ()
         tensor_args: set[int | str] = set()
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             positional = [a for a in node.args if a.keyword is None and not a.star]
             args = tuple(_simple_text(a.value) for a in positional)
             kwargs = tuple(
@@ -917,7 +939,7 @@ class _Collector:
         else:
             is_tensor = False
         host = value
-        while isinstance(host, cst.Call) and isinstance(host.func, cst.Attribute):
+        while type(host) is cst.Call and type(host.func) is cst.Attribute:
             if host.func.attr.value in ("to", "cuda"):
                 break
             host = host.func.value  # `y.sum().item()`: look through tensor methods
@@ -968,9 +990,9 @@ def _subscript_children(node: cst.Subscript) -> Iterator[cst.BaseExpression | No
     yield node.value
     for element in node.slice:
         sl = element.slice
-        if isinstance(sl, cst.Index):
+        if type(sl) is cst.Index:
             yield sl.value
-        elif isinstance(sl, cst.Slice):
+        elif type(sl) is cst.Slice:
             yield sl.lower
             yield sl.upper
             yield sl.step
@@ -983,7 +1005,7 @@ def _comprehension_children(node: cst.BaseComp) -> Iterator[cst.BaseExpression |
         for cond in comp.ifs:
             yield cond.test
         comp = comp.inner_for_in
-    if isinstance(node, cst.DictComp):
+    if type(node) is cst.DictComp:
         yield node.key
         yield node.value
     else:
@@ -992,7 +1014,7 @@ def _comprehension_children(node: cst.BaseComp) -> Iterator[cst.BaseExpression |
 
 def _dict_children(node: cst.Dict) -> Iterator[cst.BaseExpression]:
     for element in node.elements:
-        if isinstance(element, cst.DictElement):
+        if type(element) is cst.DictElement:
             yield element.key
         yield element.value
 
@@ -1033,7 +1055,7 @@ def _streams(call: cst.Call, imports: ImportTable) -> bool:
     """An iterable-style dataset the loader cannot shuffle: `load_dataset(..., streaming=True)`,
     `wds.WebDataset(urls).shuffle(1000).decode()`, an `IterableDataset` from a library."""
     node: cst.BaseExpression = call
-    while isinstance(node, cst.Call):
+    while type(node) is cst.Call:
         if any(
             a.keyword is not None and a.keyword.value == "streaming" and not _is_false(a.value)
             for a in node.args
@@ -1042,7 +1064,7 @@ def _streams(call: cst.Call, imports: ImportTable) -> bool:
         qual = imports.qualify(node.func)
         if qual is not None:
             return bool(_STREAMING.search(qual))
-        if not isinstance(node.func, cst.Attribute):
+        if type(node.func) is not cst.Attribute:
             return False
         node = node.func.value
     return False
@@ -1050,33 +1072,33 @@ def _streams(call: cst.Call, imports: ImportTable) -> bool:
 
 def _sets_grad_mode(stmt: cst.CSTNode, imports: ImportTable) -> bool | None:
     """True / False for a statement `torch.set_grad_enabled(True / False)`, else None."""
-    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
         return None
     expr = stmt.body[0]
-    if not isinstance(expr, cst.Expr) or not isinstance(expr.value, cst.Call):
+    if type(expr) is not cst.Expr or type(expr.value) is not cst.Call:
         return None
     call = expr.value
     if imports.qualify(call.func) != "torch.set_grad_enabled" or not call.args:
         return None
     value = call.args[0].value
-    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+    if type(value) is cst.Name and value.value in ("True", "False"):
         return value.value == "True"
     return None
 
 
 def _ends_with_continue(suite: cst.BaseSuite) -> bool:
-    if isinstance(suite, cst.IndentedBlock):
+    if type(suite) is cst.IndentedBlock:
         if not suite.body:
             return False
         last = suite.body[-1]
-        return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Continue)
-    if isinstance(suite, cst.SimpleStatementSuite):
+        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], cst.Continue)
+    if type(suite) is cst.SimpleStatementSuite:
         return bool(suite.body) and isinstance(suite.body[-1], cst.Continue)
     return False
 
 
 def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
     if isinstance(target, cst.Tuple | cst.List):
         return [n for el in target.elements for n in _target_names(el.value)]
@@ -1087,7 +1109,7 @@ _ITER_WRAPPERS = {"enumerate", "tqdm", "zip", "iter", "tqdm.tqdm", "auto.tqdm", 
 
 
 def _iterable_label(node: cst.BaseExpression) -> str:
-    while isinstance(node, cst.Call) and node.args:
+    while type(node) is cst.Call and node.args:
         name = dotted(node.func) or ""
         if name in _ITER_WRAPPERS or name.endswith(".tqdm"):
             node = node.args[0].value
@@ -1098,7 +1120,7 @@ def _iterable_label(node: cst.BaseExpression) -> str:
 
 
 def _is_param_loop(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+    if type(node) is cst.Call and type(node.func) is cst.Attribute:
         return node.func.attr.value in ("parameters", "named_parameters")
     text = expr_text(node) if isinstance(node, cst.Attribute | cst.Subscript) else ""
     return "param_groups" in text or text.endswith("['params']") or text.endswith('["params"]')
@@ -1106,7 +1128,7 @@ def _is_param_loop(node: cst.BaseExpression) -> bool:
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
     result = [*params.posonly_params, *params.params, *params.kwonly_params]
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         result.append(params.star_arg)
     if params.star_kwarg is not None:
         result.append(params.star_kwarg)
@@ -1127,7 +1149,7 @@ _MOVES = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "
 
 def _moved_object(node: cst.BaseExpression) -> cst.BaseExpression:
     """`net.to(device)` / `net.eval().cpu()` return `net` itself: see through the chain."""
-    while isinstance(node, cst.Call) and _method(node) in _MOVES:
+    while type(node) is cst.Call and _method(node) in _MOVES:
         node = node.func.value  # type: ignore[attr-defined]
     return node
 
@@ -1138,12 +1160,12 @@ def _looks_like_event(receiver: str) -> bool:
 
 
 def _method(node: cst.Call) -> str | None:
-    return node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+    return node.func.attr.value if type(node.func) is cst.Attribute else None
 
 
 def _chain_has_sync(node: cst.BaseExpression) -> bool:
     while True:
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             if _method(node) in _SYNC_METHODS:
                 return True
             node = node.func
@@ -1160,14 +1182,14 @@ def _simple_text(node: cst.BaseExpression) -> str:
 
 
 def _string_value(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         return node.value[1:-1] if node.value[:1] in "'\"" else None
     return None
 
 
 def _is_false(node: cst.BaseExpression) -> bool:
-    return (isinstance(node, cst.Name) and node.value == "False") or (
-        isinstance(node, cst.Integer) and node.value == "0"
+    return (type(node) is cst.Name and node.value == "False") or (
+        type(node) is cst.Integer and node.value == "0"
     )
 
 

@@ -14,12 +14,12 @@ _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process",
 
 def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
     """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return classify_guard(test.expression, not negated)
-    if isinstance(test, cst.BooleanOperation):
+    if type(test) is cst.BooleanOperation:
         left = classify_guard(test.left, negated)
         right = classify_guard(test.right, negated)
-        conjunction = isinstance(test.operator, cst.And) != negated  # De Morgan
+        conjunction = (type(test.operator) is cst.And) != negated  # De Morgan
         kinds = {left, right}
         if conjunction:
             for kind in (GuardKind.PERIODIC, GuardKind.OTHER, GuardKind.CONFIG, GuardKind.RANK):
@@ -28,17 +28,17 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         if kinds == {GuardKind.PERIODIC}:
             return GuardKind.PERIODIC
         return GuardKind.OTHER if GuardKind.OTHER in kinds else max(kinds, key=_guard_rank)
-    if isinstance(test, cst.BinaryOperation) and isinstance(test.operator, cst.Modulo):
+    if type(test) is cst.BinaryOperation and type(test.operator) is cst.Modulo:
         return GuardKind.OTHER if not negated else GuardKind.PERIODIC  # `if not i % n`
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         op = test.comparisons[0].operator
         lhs, rhs = test.left, test.comparisons[0].comparator
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
-        is_mod = isinstance(lhs, cst.BinaryOperation) and isinstance(lhs.operator, cst.Modulo)
-        if isinstance(op, cst.Equal):
+        is_mod = type(lhs) is cst.BinaryOperation and type(lhs.operator) is cst.Modulo
+        if type(op) is cst.Equal:
             return GuardKind.PERIODIC if not negated else GuardKind.OTHER
-        if isinstance(op, cst.NotEqual):
+        if type(op) is cst.NotEqual:
             return GuardKind.PERIODIC if negated and is_mod else GuardKind.OTHER
         if isinstance(
             op, cst.LessThan | cst.LessThanEqual | cst.GreaterThan | cst.GreaterThanEqual
@@ -50,15 +50,15 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
             if "len(" in expr_text(rhs) or "- 1" in expr_text(rhs):
                 return GuardKind.PERIODIC
             return GuardKind.CONFIG
-        if isinstance(op, cst.IsNot | cst.Is) and isinstance(rhs, cst.Name) and rhs.value == "None":
-            return GuardKind.CONFIG if isinstance(op, cst.IsNot) != negated else GuardKind.OTHER
+        if isinstance(op, cst.IsNot | cst.Is) and type(rhs) is cst.Name and rhs.value == "None":
+            return GuardKind.CONFIG if (type(op) is cst.IsNot) != negated else GuardKind.OTHER
         return GuardKind.OTHER
     if isinstance(test, cst.Name | cst.Attribute | cst.Call):
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
         if isinstance(test, cst.Name | cst.Attribute):
             return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
-        callee = (dotted(test.func) or "") if isinstance(test, cst.Call) else ""
+        callee = (dotted(test.func) or "") if type(test) is cst.Call else ""
         if callee.endswith(("is_available", "is_initialized")):
             return GuardKind.CONFIG if not negated else GuardKind.OTHER  # set for the whole run
     return GuardKind.OTHER

@@ -13,13 +13,21 @@ _FRAMEWORK_NAME = re.compile(r"accelerat|fabric|engine|deepspeed|strategy|traine
 _MODEL_NAME = re.compile(r"model|net|^module$|encoder|decoder|backbone|classifier", re.IGNORECASE)
 
 
+# libcst's node classes are ABCs, and `isinstance` against an ABC is slow; these helpers run on
+# every expression, so they compare exact types (libcst's concrete node classes have no
+# subclasses).
+_NAME, _ATTRIBUTE, _SUBSCRIPT, _CALL = cst.Name, cst.Attribute, cst.Subscript, cst.Call
+_LITERALS = (cst.Integer, cst.SimpleString, cst.Float)
+_EMPTY_MODULE = cst.Module(body=())
+
+
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names and attributes; None for anything else."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is _ATTRIBUTE:
         parts.append(node.attr.value)
         node = node.value
-    if not isinstance(node, cst.Name):
+    if type(node) is not _NAME:
         return None
     parts.append(node.value)
     return ".".join(reversed(parts))
@@ -27,19 +35,20 @@ def dotted(node: cst.BaseExpression) -> str | None:
 
 def expr_text(node: cst.BaseExpression) -> str:
     """The source text of a small expression, rebuilt without whitespace or comments."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{expr_text(node.value)}.{node.attr.value}"
-    if isinstance(node, cst.Subscript):
-        inner = ", ".join(_slice_text(el.slice) for el in node.slice)
-        return f"{expr_text(node.value)}[{inner}]"
-    if isinstance(node, cst.Integer | cst.SimpleString | cst.Float):
-        return node.value
-    if isinstance(node, cst.Call):
-        args = ", ".join(_arg_text(a) for a in node.args)
-        return f"{expr_text(node.func)}({args})"
-    return cst.Module(body=()).code_for_node(node).strip()
+    kind = type(node)
+    if kind is _NAME:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is _ATTRIBUTE:
+        return f"{expr_text(node.value)}.{node.attr.value}"  # type: ignore[attr-defined]
+    if kind is _SUBSCRIPT:
+        inner = ", ".join(_slice_text(el.slice) for el in node.slice)  # type: ignore[attr-defined]
+        return f"{expr_text(node.value)}[{inner}]"  # type: ignore[attr-defined]
+    if kind in _LITERALS:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is _CALL:
+        args = ", ".join(_arg_text(a) for a in node.args)  # type: ignore[attr-defined]
+        return f"{expr_text(node.func)}({args})"  # type: ignore[attr-defined]
+    return _EMPTY_MODULE.code_for_node(node).strip()
 
 
 def _arg_text(arg: cst.Arg) -> str:
@@ -48,20 +57,21 @@ def _arg_text(arg: cst.Arg) -> str:
 
 
 def _slice_text(slice_: cst.BaseSlice) -> str:
-    if isinstance(slice_, cst.Index):
+    if type(slice_) is cst.Index:
         return expr_text(slice_.value)
-    return cst.Module(body=()).code_for_node(slice_).strip()
+    return _EMPTY_MODULE.code_for_node(slice_).strip()
 
 
 def root_name(node: cst.BaseExpression) -> str | None:
     """The leftmost name of `a.b[0].c()`-like expressions."""
     while True:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute | cst.Subscript):
-            node = node.value
-        elif isinstance(node, cst.Call):
-            node = node.func
+        kind = type(node)
+        if kind is _NAME:
+            return node.value  # type: ignore[attr-defined,no-any-return]
+        if kind is _ATTRIBUTE or kind is _SUBSCRIPT:
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is _CALL:
+            node = node.func  # type: ignore[attr-defined]
         else:
             return None
 

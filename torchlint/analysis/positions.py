@@ -39,6 +39,7 @@ class Span:
 class Anchor:
     node: cst.CSTNode
     indents: tuple[str, ...]
+    top: int = -1  # the index in the module's body of the top-level statement containing it
 
 
 class _OffsetCodegenState(CodegenState):
@@ -98,7 +99,7 @@ class PositionIndex:
         self._anchors = anchors or {}
         self._ranges: dict[int, tuple[int, int]] = {}
         self._done: set[int] = set()
-        self._starts: dict[int, int] | None = None  # anchor id -> offset of its start
+        self._aligner: _Aligner | None = None  # `ast` positions, aligned on demand
         self._whole_module = False
         self.full_passes = 0  # for tests and benchmarks: how often we fell back
 
@@ -119,6 +120,22 @@ class PositionIndex:
         start, end = self.offsets(node)
         return self._parsed.text[start:end]
 
+    def row(self, node: cst.CSTNode) -> int:
+        """The row a node starts on; for compound statements (`for`, `def`, ...) the row of
+        their keyword, read from `ast` without generating any code."""
+        anchor = self._anchors.get(id(node))
+        if anchor is not None:
+            aligner = self._align(anchor.top)
+            known = aligner.rows.get(id(node)) if aligner is not None else None
+            if known is not None:
+                return known
+        return self.span(node).start.row
+
+    def _align(self, top: int) -> _Aligner | None:
+        if self._aligner is None:
+            self._aligner = _Aligner(self._parsed)
+        return self._aligner if self._aligner.align(top) else None
+
     # --- the two ways of generating ranges -----------------------------------------------
 
     def _generate_module(self) -> None:
@@ -135,9 +152,8 @@ class PositionIndex:
         if key in self._done:
             return False  # generated already, yet the node was not inside: fall back
         self._done.add(key)
-        if self._starts is None:
-            self._starts = _ast_starts(self._parsed)
-        start = self._starts.get(key)
+        aligner = self._align(anchor.top)
+        start = aligner.starts.get(key) if aligner is not None else None
         if start is None:
             return False
         state = _OffsetCodegenState(self._module, anchor.indents)
@@ -158,37 +174,59 @@ class PositionIndex:
 # --- aligning libcst with ast ---------------------------------------------------------------
 
 
-def _ast_starts(parsed: ParsedSource) -> dict[int, int]:
-    """Offsets of the start of every small statement and compound-statement header expression
-    of the libcst tree, keyed by node id, read from CPython's ast."""
-    try:
-        tree = ast.parse(parsed.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    aligner = _Aligner(parsed)
-    with suppress(_Mismatch):  # keep what aligned before a mismatch; the rest falls back
-        aligner.body(parsed.module.body, tree.body)
-    return aligner.starts
-
-
 class _Mismatch(Exception):
     pass
 
 
 class _Aligner:
+    """Pairs libcst statements with CPython `ast` statements, one top-level statement at a
+    time, and reads off where each small statement, header expression and compound statement
+    starts."""
+
     def __init__(self, parsed: ParsedSource) -> None:
         self.parsed = parsed
         self.starts: dict[int, int] = {}
+        self.rows: dict[int, int] = {}
+        self._tree: list[ast.stmt] | None = None
+        self._first_ast: list[int] = []  # ast index of each libcst top-level statement
+        self._aligned: set[int] = set()
+        self._ascii = parsed.text.isascii()
+        self._line_starts = parsed.lines.starts
+
+    def align(self, top: int) -> bool:
+        """Align the `top`-th statement of the module; False when `ast` cannot help."""
+        if self._tree is None:
+            try:
+                self._tree = ast.parse(self.parsed.text).body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = []
+            index = 0
+            for stmt in self.parsed.module.body:
+                self._first_ast.append(index)
+                index += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+            if index != len(self._tree):
+                self._tree = []  # the two parsers disagree: trust neither
+        if not self._tree or not 0 <= top < len(self._first_ast):
+            return False
+        if top not in self._aligned:
+            self._aligned.add(top)
+            stmt = self.parsed.module.body[top]
+            first = self._first_ast[top]
+            count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+            with suppress(_Mismatch):  # keep what aligned before a mismatch
+                self.body([stmt], self._tree[first : first + count])
+        return True
 
     def at(self, node: cst.CSTNode, a: ast.AST) -> None:
         row = getattr(a, "lineno", None)
         col = getattr(a, "col_offset", None)
-        if row is None or col is None:
+        if row is None or col is None or row > len(self._line_starts):
             return
-        line = self.parsed.lines.line(row)
-        if not line.isascii():  # ast counts UTF-8 bytes
-            col = len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
-        self.starts[id(node)] = self.parsed.lines.offset(Location(row, col + 1))
+        if not self._ascii:  # ast counts UTF-8 bytes
+            line = self.parsed.lines.line(row)
+            if not line.isascii():
+                col = len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        self.starts[id(node)] = self._line_starts[row - 1] + col
 
     def body(self, statements: Sequence[cst.CSTNode], nodes: list[ast.stmt]) -> None:
         flat: list[cst.CSTNode] = []
@@ -207,6 +245,8 @@ class _Aligner:
             self.body(suite.body, nodes)
 
     def statement(self, node: cst.CSTNode, a: ast.AST) -> None:
+        if not isinstance(node, cst.BaseSmallStatement):
+            self.rows[id(node)] = getattr(a, "lineno", 0)
         if isinstance(node, cst.BaseSmallStatement):
             self.at(node, a)
         elif isinstance(node, cst.If) and isinstance(a, ast.If):

@@ -58,6 +58,11 @@ class LineIndex:
     def __post_init__(self) -> None:
         self._starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
 
+    @property
+    def starts(self) -> list[int]:
+        """The offset at which each row begins (row 1 at index 0)."""
+        return self._starts
+
     def location(self, offset: int) -> Location:
         row = bisect_right(self._starts, offset) - 1
         return Location(row + 1, offset - self._starts[row] + 1)

@@ -9,6 +9,7 @@ updates these facts in program order, so `loss = loss.item()` makes `loss` a pla
 
 from __future__ import annotations
 
+import weakref
 from typing import Protocol
 
 import libcst as cst
@@ -77,7 +78,9 @@ class Namespace(Protocol):
 
 class Values:
     def __init__(self, ns: Namespace, params: tuple[str, ...] = ()) -> None:
-        self.ns = ns
+        # A proxy, not a reference: the collector holds us, and a cycle would keep the whole
+        # tree alive until the cyclic garbage collector ran.
+        self.ns: Namespace = weakref.proxy(ns)
         self.params = params
         self.tensors: set[str] = set()  # device tensors
         self.graph: set[str] = set()  # tensors attached to autograd
@@ -106,7 +109,7 @@ class Values:
             self.produced_by.pop(text, None)
         else:
             self.produced_by[text] = callee
-        if isinstance(value, cst.Call) and dotted(value.func) == "iter" and value.args:
+        if type(value) is cst.Call and dotted(value.func) == "iter" and value.args:
             source = dotted(value.args[0].value)
             if source is not None:
                 self.iterators[text] = source
@@ -132,46 +135,46 @@ class Values:
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         """Whether `node` (very probably) evaluates to a tensor on the compute device."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.tensors
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             text = dotted(node)
             if text is not None and text in self.tensors:
                 return True
             if node.attr.value in NON_TENSOR_ATTRIBUTES:
                 return False
             return self.is_tensor(node.value)  # `outputs.logits`, `x.T`, `x.data`
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.is_tensor(node.value)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return self.is_tensor(node.left) or self.is_tensor(node.right)
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return self.is_tensor(node.expression)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self._call_returns_tensor(node)
         return False
 
     def is_graph(self, node: cst.BaseExpression) -> bool:
         """Whether `node` is a tensor that still carries the autograd graph."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return node.value in self.graph
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             if node.attr.value in NON_TENSOR_ATTRIBUTES or node.attr.value in ("data", "grad"):
                 return False
             text = dotted(node)
             return (text is not None and text in self.graph) or self.is_graph(node.value)
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self.is_graph(node.value)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             return self.is_graph(node.left) or self.is_graph(node.right)
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             return self.is_graph(node.expression)
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
             qual = self.ns.imports.qualify(func)
             if qual is not None:
                 return qual.startswith("torch.") and any(self.is_graph(a.value) for a in node.args)
-            if isinstance(func, cst.Attribute):
+            if type(func) is cst.Attribute:
                 if func.attr.value in DETACHING_METHODS:
                     return False
                 if self.is_graph(func.value):
@@ -183,21 +186,21 @@ class Values:
         """A value taken from a loader batch and not moved to a device: `y`, `batch["label"]`."""
         while isinstance(node, cst.Subscript | cst.Attribute):
             node = node.value
-        return isinstance(node, cst.Name) and node.value in self.host
+        return type(node) is cst.Name and node.value in self.host
 
     def softmax_of(self, node: cst.BaseExpression) -> str | None:
         """ "softmax" / "log_softmax" when `node` is the output of one, else None."""
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self.softmax.get(node.value)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             text = dotted(node)
             return self.softmax.get(text) if text is not None else None
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             return None
         qual = self.ns.imports.qualify(node.func)
         if qual is not None:
             return SOFTMAX_FUNCTIONS.get(qual)
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+        if type(node.func) is cst.Attribute and node.func.attr.value in (
             "softmax",
             "log_softmax",
         ):
@@ -218,7 +221,7 @@ class Values:
 
     def variable_call(self, node: cst.BaseExpression) -> str | None:
         """For `model(x)` / `self.criterion(out, y)`: the called variable's text; else None."""
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             return None
         func = node.func
         if not isinstance(func, cst.Name | cst.Attribute):
@@ -229,13 +232,13 @@ class Values:
         head = name.split(".", 1)[0]
         if name in self.ns.top_names or head in self.ns.imports.aliases:
             return None
-        if isinstance(func, cst.Name) and (
+        if type(func) is cst.Name and (
             name in NUMBER_BUILTINS or name in NON_TENSOR_BUILTINS or name in ("print", "iter")
         ):
             return None
         if self.ns.resolve_local(name) is not None:
             return None
-        if isinstance(func, cst.Attribute) and head != "self":
+        if type(func) is cst.Attribute and head != "self":
             return None  # `y.sum()` on a value we know nothing about
         if name.lower().endswith(("bar", "logger", "writer", "meter")):
             return None
@@ -243,12 +246,12 @@ class Values:
 
     def is_module_object(self, node: cst.BaseExpression) -> bool:
         """`nn.Linear(...)`, `Net()`, `model`: a module being moved, not a tensor."""
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             qual = self.ns.imports.qualify(node.func) or ""
             last = qual.rsplit(".", 1)[-1]
             if qual.startswith("torch.nn.") and last[:1].isupper():
                 return True
-            return isinstance(node.func, cst.Name) and node.func.value in self.ns.class_methods
+            return type(node.func) is cst.Name and node.func.value in self.ns.class_methods
         text = dotted(node)
         return text is not None and looks_like_model(text)
 
@@ -256,22 +259,20 @@ class Values:
         """The tensor that printing `value` formats: a known device tensor first, else a
         parameter that may hold one (the caller decides)."""
         parts: list[cst.BaseExpression] = [value]
-        if isinstance(value, cst.FormattedString):
-            parts = [
-                p.expression for p in value.parts if isinstance(p, cst.FormattedStringExpression)
-            ]
+        if type(value) is cst.FormattedString:
+            parts = [p.expression for p in value.parts if type(p) is cst.FormattedStringExpression]
         elif (
-            isinstance(value, cst.BinaryOperation)
-            and isinstance(value.operator, cst.Modulo)
+            type(value) is cst.BinaryOperation
+            and type(value.operator) is cst.Modulo
             and isinstance(value.left, cst.SimpleString | cst.ConcatenatedString)
         ):  # "loss %.4f" % loss, "[%d] %.4f" % (i, loss)
             right = value.right
-            parts = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+            parts = [e.value for e in right.elements] if type(right) is cst.Tuple else [right]
         elif (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
+            type(value) is cst.Call
+            and type(value.func) is cst.Attribute
             and value.func.attr.value == "format"
-            and isinstance(value.func.value, cst.SimpleString)
+            and type(value.func.value) is cst.SimpleString
         ):
             parts = [a.value for a in value.args]
         for part in parts:
@@ -291,13 +292,13 @@ class Values:
             return any(self.is_tensor(a.value) for a in node.args) or any(
                 a.keyword is not None and a.keyword.value == "device" for a in node.args
             )
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method in PY_VALUE_METHODS:
                 return False
             if method in ("to", "cuda"):
                 target = node.args[0].value if node.args else None
-                if isinstance(target, cst.SimpleString) and target.value[1:-1] == "cpu":
+                if type(target) is cst.SimpleString and target.value[1:-1] == "cpu":
                     return False
                 return not self.is_module_object(func.value)
             if self.is_tensor(func.value):
@@ -318,18 +319,18 @@ def _names_in(node: cst.BaseExpression) -> set[str]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             found.add(current.value)
-        elif isinstance(current, cst.Attribute):
+        elif type(current) is cst.Attribute:
             stack.append(current.value)
-        elif isinstance(current, cst.Call):
+        elif type(current) is cst.Call:
             stack.append(current.func)
             stack.extend(a.value for a in current.args)
-        elif isinstance(current, cst.BinaryOperation):
+        elif type(current) is cst.BinaryOperation:
             stack.extend((current.left, current.right))
-        elif isinstance(current, cst.UnaryOperation):
+        elif type(current) is cst.UnaryOperation:
             stack.append(current.expression)
-        elif isinstance(current, cst.Subscript):
+        elif type(current) is cst.Subscript:
             stack.append(current.value)
         elif isinstance(current, cst.Tuple | cst.List):
             stack.extend(e.value for e in current.elements)

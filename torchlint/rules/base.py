@@ -79,7 +79,7 @@ class RuleContext:
         return links
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.positions.span(node).start.row
+        return self.positions.row(node)
 
     def text(self, node: cst.CSTNode) -> str:
         return self.positions.text(node)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchlint.analysis.loops import LoopModel, same_object
 from torchlint.analysis.model import Kind, Scope, WithKind
 from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
@@ -79,9 +81,8 @@ class EvalWithoutNoGrad(Rule):
         if any(e.kind in _TRAINING for e in function.events):
             return None
         node = function.node
-        first = node.decorators[0] if node.decorators else node  # type: ignore[attr-defined]
-        anchor = first if node.decorators else node.name  # type: ignore[attr-defined]
-        row = ctx.positions.span(anchor).start.row
+        assert isinstance(node, cst.FunctionDef)
+        row = ctx.line_of(node.decorators[0].decorator if node.decorators else node)
         line = ctx.facts.parsed.lines.line(row)
         indent = line[: len(line) - len(line.lstrip(" \t"))]
         if not (line.lstrip().startswith("@") or line.lstrip().startswith(("def ", "async def "))):
