@@ -467,6 +467,9 @@ class _Collector:
             if node.value is not None:
                 self.expr(node.value)
                 self.scope.returns.append(self.values.softmax_of(node.value))
+                value = node.value
+                qual = self.imports.qualify(value.func) if type(value) is cst.Call else None
+                self.scope.returned_roles.append(constructor_role(qual) if qual else None)
         elif type(node) is cst.Assert:
             self.expr(node.test)
         elif type(node) is cst.Raise:
@@ -556,6 +559,17 @@ class _Collector:
             self.order += 1
             self.facts.constructed.append(
                 ConstructedObject(role, target, qual, call, self.scope, enabled, owner, self.order)
+            )
+        elif (
+            type(call.func) is cst.Name
+            and call.func.value in self.facts.functions
+            and set(self.facts.functions[call.func.value].returned_roles) == {"tensor-dataset"}
+        ):  # `dataset = build_corpus()` where the helper returns a TensorDataset
+            self.order += 1
+            self.facts.constructed.append(
+                ConstructedObject(
+                    "tensor-dataset", target, call.func.value, call, self.scope, order=self.order
+                )
             )
         elif type(call.func) is cst.Name and call.func.value in self.class_methods:
             self.instances[target] = call.func.value

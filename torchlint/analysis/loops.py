@@ -65,6 +65,18 @@ class IterEvent:
         shorter = min(len(a), len(b))
         return a[:shorter] == b[:shorter]
 
+    @cached_property
+    def own_guards(self) -> tuple[GuardFrame, ...]:
+        """The guards between the loop and the event that are not inside a nested loop (a
+        nested loop's own guards decide per inner iteration, not per iteration of this loop)."""
+        guards = []
+        for frame in self.frames:
+            if isinstance(frame, LoopFrame) and not frame.is_param_loop:
+                break
+            if isinstance(frame, GuardFrame):
+                guards.append(frame)
+        return tuple(guards)
+
     @property
     def is_unconditional(self) -> bool:
         return not self.guards

@@ -155,6 +155,8 @@ class Scope:
     tensor_names: set[str] = field(default_factory=set)
     # What each `return` gives: "softmax" / "log_softmax", or None for anything else.
     returns: list[str | None] = field(default_factory=list)
+    # For each `return Constructor(...)`: the constructed role (`tensor-dataset`), else None.
+    returned_roles: list[str | None] = field(default_factory=list)
 
     @property
     def returns_softmax(self) -> str | None:

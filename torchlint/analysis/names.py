@@ -207,6 +207,9 @@ _OTHER_ROLES = {
     "torch.nn.NLLLoss": "nll-loss",
     "torch.nn.Sequential": "sequential",
     "torch.utils.data.TensorDataset": "tensor-dataset",
+    "torch.utils.data.random_split": "subset",
+    "torch.utils.data.Subset": "subset",
+    "torch.utils.data.dataset.random_split": "subset",
     "torch.utils.data.dataset.TensorDataset": "tensor-dataset",
 }
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from torchlint.analysis.loops import runs_every_iteration
-from torchlint.analysis.model import Kind
+from torchlint.analysis.loops import IterEvent, runs_every_iteration
+from torchlint.analysis.model import GuardKind, Kind
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -33,24 +33,41 @@ class SchedulerBeforeOptimizerStep(Rule):
                     _SKIPS_FIRST.search(g.condition) for g in sched.guards
                 ):
                     continue  # `if epoch > 0: scheduler.step()` ends the previous epoch
-                related = [e for e in events if e.kind is Kind.STEP and e.related(sched)]
-                before = [e for e in related if e.index < sched.index]
-                after = [
-                    e for e in related if e.index > sched.index and not e.exclusive_with(sched)
+                related = [
+                    e
+                    for e in events
+                    if e.kind is Kind.STEP and e.related(sched) and not e.exclusive_with(sched)
                 ]
-                if before or not after:
-                    continue
-                step = after[0]
-                ctx.report(
-                    sched.event.node,
-                    f"`{ctx.text(sched.event.node)}`{ctx.where(sched)} runs before "
-                    f"`{ctx.text(step.event.node)}` in each iteration of the {model.loop.label}, "
-                    "so the schedule skips its first value (PyTorch warns about this order); "
-                    "step the scheduler after the optimizer.",
-                )
+                before = [e for e in related if e.index < sched.index]
+                after = [e for e in related if e.index > sched.index]
+                if any(_every_iteration(e) for e in before):
+                    continue  # the optimizer has stepped by the time the scheduler does
+                if after:
+                    step = after[0]
+                    ctx.report(
+                        sched.event.node,
+                        f"`{ctx.text(sched.event.node)}`{ctx.where(sched)} runs before "
+                        f"`{ctx.text(step.event.node)}` in each iteration of the "
+                        f"{model.loop.label}, so the schedule skips its first value (PyTorch "
+                        "warns about this order); step the scheduler after the optimizer.",
+                    )
+                elif before:  # the optimizer steps only under a condition, the scheduler always
+                    step = before[0]
+                    ctx.report(
+                        sched.event.node,
+                        f"`{ctx.text(sched.event.node)}`{ctx.where(sched)} runs on every "
+                        f"iteration of the {model.loop.label}, but `{ctx.text(step.event.node)}` "
+                        "only under a condition (gradient accumulation?), so the schedule runs "
+                        "ahead of the optimizer and starts before its first step; step the "
+                        "scheduler next to the optimizer.",
+                    )
 
     def _is_plateau(self, ctx: RuleContext, receiver: str | None) -> bool:
         return any(
             obj.target == receiver and obj.qualname.endswith("ReduceLROnPlateau")
             for obj in ctx.facts.constructed
         )
+
+
+def _every_iteration(e: IterEvent) -> bool:
+    return all(g.kind in (GuardKind.RANK, GuardKind.CONFIG) for g in e.own_guards)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.data import LoaderArgs
-from torchlint.analysis.names import dotted
+from torchlint.analysis.names import constructor_role, dotted
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -40,14 +40,29 @@ class SynchronousDataLoader(Rule):
                 )
 
     def _in_memory(self, ctx: RuleContext, args: LoaderArgs) -> bool:
-        """A `TensorDataset` already holds its tensors: worker processes would only add
-        inter-process copies, so the advice would make things slower."""
-        dataset = args.dataset
+        """A `TensorDataset` (or a split of one) already holds its tensors: worker processes
+        would only add inter-process copies, so the advice would make things slower."""
+        return self._holds_tensors(ctx, args.dataset, 0)
+
+    def _holds_tensors(
+        self, ctx: RuleContext, dataset: cst.BaseExpression | None, depth: int
+    ) -> bool:
+        if dataset is None or depth > 3:
+            return False
         if isinstance(dataset, cst.Call):
             qual = ctx.facts.imports.qualify(dataset.func) or ""
-            return qual.endswith("TensorDataset")
-        text = dotted(dataset) if dataset is not None else None
+            role = constructor_role(qual) if qual else None
+            if role == "tensor-dataset":
+                return True
+            if role == "subset" and dataset.args:
+                return self._holds_tensors(ctx, dataset.args[0].value, depth + 1)
+            helper = ctx.facts.functions.get(dotted(dataset.func) or "")
+            roles = set(helper.returned_roles) if helper is not None else set()
+            return roles == {"tensor-dataset"}  # `make_dataset()` returns a TensorDataset
+        text = dotted(dataset)
         for obj in reversed(ctx.facts.constructed):
             if obj.target == text:
+                if obj.role == "subset" and obj.node.args:
+                    return self._holds_tensors(ctx, obj.node.args[0].value, depth + 1)
                 return obj.role == "tensor-dataset"
         return False
