@@ -1,4 +1,4 @@
-"""Shared fixtures."""
+"""Shared fixtures: the CLI in a subprocess (`run_torchlint`) and in this process (`run`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from torchlint import cli
 
 
 @dataclass(frozen=True)
@@ -49,3 +51,29 @@ def run_torchlint() -> RunTorchlint:
         return CliResult(completed.returncode, completed.stdout, completed.stderr)
 
     return run
+
+
+@dataclass(frozen=True)
+class Output:
+    code: int
+    out: str
+    err: str
+
+
+Run = Callable[..., Output]
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """`run(*args, cwd=path)`: `torchlint ARGS` in this process, from `cwd`."""
+    for name in ("FORCE_COLOR", "NO_COLOR", "TORCHLINT_OUTPUT_FORMAT", "COLUMNS"):
+        monkeypatch.delenv(name, raising=False)
+
+    def invoke(*args: str, cwd: Path) -> Output:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        code = cli.main(list(args))
+        captured = capsys.readouterr()
+        return Output(code, captured.out, captured.err)
+
+    return invoke

@@ -4,12 +4,14 @@ torchlint build and the effective settings; `--no-cache`; `torchlint clean`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+from snippets import DEPRECATED_SCALER, FIXED_SCALER, MISSING_STEP, SELECT
+
+if TYPE_CHECKING:
+    from conftest import Output, Run
 
 from torchlint import cli
 from torchlint.cache import (
@@ -23,47 +25,6 @@ from torchlint.cache import (
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from torchlint.engine import Analysis
 from torchlint.selection import RuleSelection
-
-MISSING_STEP = """\
-import torch
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-"""
-DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-FIXED_SCALER = (
-    'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n'
-)
-SELECT = ("--select", "TL101,TL204,TL301")
-
-
-@dataclass(frozen=True)
-class Output:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Output]
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    """`run(*args, cwd=path)`: `torchlint ARGS` in this process, from `cwd`."""
-    for name in ("FORCE_COLOR", "NO_COLOR", "TORCHLINT_OUTPUT_FORMAT", "COLUMNS"):
-        monkeypatch.delenv(name, raising=False)
-
-    def invoke(*args: str, cwd: Path) -> Output:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = cli.main(list(args))
-        captured = capsys.readouterr()
-        return Output(code, captured.out, captured.err)
-
-    return invoke
 
 
 def write(path: Path, text: str) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from snippets import CLEAN, MISSING_STEP, MISSING_STEP_AND_ITEM
 
 from torchlint import __version__, cli
 from torchlint.analysis.source import ParsedSource, parse_source
@@ -17,29 +18,9 @@ from torchlint.analysis.source import ParsedSource, parse_source
 if TYPE_CHECKING:
     from conftest import RunTorchlint
 
-MISSING_STEP = """\
-import torch
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-"""
 
 # TL101 on line 7, TL301 on line 8.
-MISSING_STEP_AND_ITEM = MISSING_STEP + "    print(loss.item())\n"
 
-CLEAN = """\
-import torch
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-"""
 
 DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
 FIXED_SCALER = (

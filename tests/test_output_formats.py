@@ -8,15 +8,17 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
+from snippets import CLEAN, DEPRECATED_SCALER, MISSING_STEP_AND_ITEM, SELECT
 
-from torchlint import __version__, cli
+if TYPE_CHECKING:
+    from conftest import Run
+
+from torchlint import __version__
 from torchlint.diagnostics import Diagnostic, Location, Severity, rule_url
 from torchlint.docs import rule_doc, rule_sections
 from torchlint.report import Report
@@ -29,48 +31,9 @@ SCHEMA_PATH = Path(__file__).parent / "schemas" / "sarif-schema-2.1.0.json"
 SCHEMA_SHA256 = "03b3c591cf1a1a87c5e29119785ec9671e07a38f5f5a761d2deeea0e07faa738"
 
 # The rules these tests rely on; other rules may come and go without breaking them.
-SELECT = ("--select", "TL101,TL204,TL301")
 
 # TL101 (error) on line 7, TL301 (warning) on line 8.
-MISSING_STEP_AND_ITEM = """\
-import torch
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    print(loss.item())
-"""
 # TL204 (warning, safe fix that also inserts an `import torch` line).
-DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-CLEAN = "import torch\nx = torch.zeros(3)\n"
-
-
-@dataclass(frozen=True)
-class Output:
-    code: int
-    out: str
-    err: str
-
-
-Run = Callable[..., Output]
-
-
-@pytest.fixture
-def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
-    """`run(*args, cwd=path)`: `torchlint ARGS` in this process, from `cwd`."""
-    for name in ("FORCE_COLOR", "NO_COLOR", "TORCHLINT_OUTPUT_FORMAT", "COLUMNS"):
-        monkeypatch.delenv(name, raising=False)
-
-    def invoke(*args: str, cwd: Path) -> Output:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        code = cli.main(list(args))
-        captured = capsys.readouterr()
-        return Output(code, captured.out, captured.err)
-
-    return invoke
 
 
 def write(path: Path, text: str | bytes) -> Path:

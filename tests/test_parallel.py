@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from snippets import MISSING_STEP
 
 from torchlint import cli, parallel
 from torchlint.parallel import (
@@ -22,15 +23,6 @@ from torchlint.parallel import (
 )
 from torchlint.selection import RuleSelection
 
-MISSING_STEP = """\
-import torch
-model = torch.nn.Linear(2, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
-    optimizer.zero_grad()
-    loss = torch.nn.functional.mse_loss(model(x), y)
-    loss.backward()
-"""
 ITEM = "    print(loss.item())\n"
 SELECTION = RuleSelection(("TL001", "TL101", "TL301"))
 CRASH_MARKER = "crash_here"

@@ -10,9 +10,10 @@ import libcst as cst
 
 from torchlint.analysis.collect import ModuleFacts
 from torchlint.analysis.data import ObjectLinks
-from torchlint.analysis.loops import IterEvent, LoopModels
+from torchlint.analysis.loops import IterEvent, LoopModel, LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles
+from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
 
 
@@ -68,6 +69,15 @@ class RuleContext:
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
 
     # --- helpers for messages and fixes ------------------------------------------------
+
+    @property
+    def step_loops(self) -> list[LoopModel]:
+        """The loops that do a training step's work themselves (not epoch loops around them)."""
+        loops = self.memo.get("step_loops")
+        if not isinstance(loops, list):
+            loops = [m for m in self.loops.all if does_step_work(m, self.roles)]
+            self.memo["step_loops"] = loops
+        return loops
 
     @property
     def links(self) -> ObjectLinks:

@@ -9,7 +9,6 @@ import libcst as cst
 from torchlint.analysis.data import LoaderArgs
 from torchlint.analysis.model import Scope
 from torchlint.analysis.names import dotted
-from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -28,9 +27,7 @@ class UnshuffledTrainingLoader(Rule):
     summary = "A `DataLoader` consumed by a training loop has neither `shuffle=True` nor a sampler."
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue
+        for model in ctx.step_loops:
             for loader in ctx.links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
                 if args.has_unpacking or self._orders_itself(ctx, args, loader.scope):

@@ -7,7 +7,6 @@ import libcst as cst
 from torchlint.analysis.data import LoaderArgs
 from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Edit, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -24,9 +23,7 @@ class BlockingTransfer(Rule):
     fixable = True
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue
+        for model in ctx.step_loops:
             pinned = [
                 loader
                 for loader in ctx.links.loaders_of(model.loop)

@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -23,9 +22,7 @@ class HostTensorThenMoved(Rule):
     fixable = True
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue
+        for model in ctx.step_loops:
             for e in model.events:
                 if e.kind is not Kind.CREATE_MOVE:
                     continue

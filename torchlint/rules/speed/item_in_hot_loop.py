@@ -7,7 +7,6 @@ import re
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
 from torchlint.analysis.model import Kind
 from torchlint.analysis.names import last_segment
-from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -59,9 +58,7 @@ class ItemInHotLoop(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue  # an epoch loop: its own syncs run once per epoch
+        for model in ctx.step_loops:  # an epoch loop: its own syncs run once per epoch
             if _steps_an_environment(model):
                 continue  # RL: acting in the environment needs host values on every step
             for e in model.events:

@@ -6,7 +6,7 @@ import re
 
 from torchlint.analysis.loops import runs_every_iteration
 from torchlint.analysis.model import Kind, WithFrame, WithKind
-from torchlint.analysis.training import context, does_step_work
+from torchlint.analysis.training import context
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -37,9 +37,7 @@ class SyncInHotLoop(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue
+        for model in ctx.step_loops:
             timed = any(e.kind is Kind.TIMING for e in model.events) or bool(
                 _TIMED_ITERABLE.search(model.loop.iter_text)
             )

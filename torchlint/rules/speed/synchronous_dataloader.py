@@ -6,7 +6,6 @@ import libcst as cst
 
 from torchlint.analysis.data import LoaderArgs
 from torchlint.analysis.names import constructor_role, dotted
-from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -19,9 +18,7 @@ class SynchronousDataLoader(Rule):
     summary = "A `DataLoader` used by a training loop has no `num_workers` or `num_workers=0`."
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if not does_step_work(model, ctx.roles):
-                continue
+        for model in ctx.step_loops:
             for loader in ctx.links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
                 if args.has_unpacking or self._in_memory(ctx, args):
