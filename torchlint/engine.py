@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -14,6 +14,7 @@ from torchlint.analysis.loops import LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import resolve
 from torchlint.analysis.source import (
+    ParsedSource,
     ParseFailure,
     SourceDecodeError,
     decode_source,
@@ -62,11 +63,20 @@ def analyze_bytes(
     return analyze_source(text, filename, selection)
 
 
+Parser = Callable[[str], ParsedSource | ParseFailure]
+
+
 def analyze_source(
-    text: str, filename: str = "<stdin>", selection: RuleSelection = DEFAULT_SELECTION
+    text: str,
+    filename: str = "<stdin>",
+    selection: RuleSelection = DEFAULT_SELECTION,
+    parse: Parser = parse_source,
 ) -> Analysis:
+    """Analyse `text`. `parse` may be swapped for one that reuses earlier work (the language
+    server re-parses only the top-level blocks an edit touched); it must return what
+    `parse_source` would."""
     with gc_paused():
-        return _analyze(text, filename, selection)
+        return _analyze(text, filename, selection, parse)
 
 
 @contextmanager
@@ -84,10 +94,10 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _analyze(text: str, filename: str, selection: RuleSelection) -> Analysis:
+def _analyze(text: str, filename: str, selection: RuleSelection, parse: Parser) -> Analysis:
     analysis = Analysis(filename, text)
     rules = selection.rules()
-    parsed = parse_source(text)
+    parsed = parse(text)
     suppressions = Suppressions(text)
     if isinstance(parsed, ParseFailure):
         if SyntaxErrorRule in rules and not suppressions.suppressed(
