@@ -1,4 +1,4 @@
-"""The `torchlint` command: `check`, `rules`, `rule`, `clean`.
+"""The `torchlint` command: `check`, `rules`, `rule`, `clean`, `lsp`.
 
 Exit status: 0 when nothing was found, 1 when something was, 2 on a usage, configuration or
 internal error (a message on stderr; a traceback only with `--verbose`). Findings and summaries
@@ -181,6 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rule.add_argument("key", metavar="CODE_OR_NAME", help="a rule code (TL101) or name")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    commands.add_parser(
+        "lsp",
+        parents=[common],
+        help="start the language server (on stdin/stdout, for editors)",
+        description="Start the torchlint language server, speaking the Language Server "
+        "Protocol on stdin and stdout.",
+    )
 
     commands.add_parser(
         "clean",
@@ -594,6 +602,10 @@ def _run(argv: Sequence[str]) -> int:
         return cmd_rules(args)
     if args.command == "clean":
         return cmd_clean(args)
+    if args.command == "lsp":
+        from torchlint.lsp.server import main as lsp_main  # pygls only loads for the server
+
+        return lsp_main()
     return cmd_rule(args)
 
 

@@ -1,0 +1,165 @@
+"""Settings: pulled per workspace folder, honoured, and re-pulled on didChangeConfiguration;
+and the project's `[tool.torchlint]`. One server, one workspace folder per test."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsp_helpers import Document, RecordingClient, initialize_params, server_config, uri_of
+from lsprotocol import types
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SOURCE = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
+
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    print(loss.item())
+"""
+CLEAN = "x = 1\n"
+
+FOLDERS: dict[str, dict[str, Any] | None] = {
+    "select": {"select": ["TL301"]},
+    "ignore": {"ignore": ["item-in-hot-loop"]},
+    "severity": {"severity": {"TL301": "error", "deprecated-cuda-amp": "hint"}},
+    "on_save": {"run": "onSave"},
+    "disabled": {"enable": False},
+    "project": None,  # a pyproject.toml decides
+    "project_and_client": {"select": ["TL2"]},  # the client's select replaces the project's
+    "live": None,
+    "bad": {"select": ["TL999", "TL301"], "severity": {"nope": "error"}, "run": "sometimes"},
+}
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("config")
+    paths = {}
+    for name in FOLDERS:
+        paths[name] = root / name
+        paths[name].mkdir()
+    project = (
+        '[tool.torchlint]\nselect = ["TL204", "TL301"]\nignore = ["TL301"]\n'
+        'exclude = ["generated/"]\n'
+    )
+    (paths["project"] / "pyproject.toml").write_text(project, encoding="utf-8")
+    (paths["project_and_client"] / "pyproject.toml").write_text(project, encoding="utf-8")
+    return paths
+
+
+@pytest_lsp.fixture(config=server_config(), scope="module")
+async def client(lsp_client: RecordingClient, folders: dict[str, Path]) -> AsyncIterator[None]:
+    for name, settings in FOLDERS.items():
+        if settings is not None:
+            lsp_client.set_configuration(
+                settings, section="torchlint", scope_uri=uri_of(folders[name])
+            )
+    await lsp_client.initialize_session(initialize_params(list(folders.values())))
+    yield
+    await lsp_client.shutdown_session()
+
+
+def open_in(client: RecordingClient, folder: Path, text: str = SOURCE) -> Document:
+    doc = Document(client, uri_of(folder / "train.py"))
+    doc.open(text)
+    return doc
+
+
+def summary(diagnostics: list[types.Diagnostic]) -> list[tuple[str, int | None]]:
+    return sorted((str(d.code), d.severity) for d in diagnostics)
+
+
+async def test_select(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["select"])
+    assert summary(await doc.diagnostics()) == [("TL301", types.DiagnosticSeverity.Warning)]
+
+
+async def test_ignore_by_name(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["ignore"])
+    assert summary(await doc.diagnostics()) == [("TL204", types.DiagnosticSeverity.Warning)]
+
+
+async def test_severity_by_code_and_name(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["severity"])
+    assert summary(await doc.diagnostics()) == [
+        ("TL204", types.DiagnosticSeverity.Hint),
+        ("TL301", types.DiagnosticSeverity.Error),
+    ]
+
+
+async def test_disabled(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["disabled"])
+    assert await doc.diagnostics() == []
+
+
+async def test_project_configuration(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["project"])
+    assert summary(await doc.diagnostics()) == [("TL204", types.DiagnosticSeverity.Warning)]
+
+
+async def test_project_exclude(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["project"] / "generated")
+    assert await doc.diagnostics() == []
+
+
+async def test_client_select_replaces_the_projects(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    # select TL2 (client) over select TL204+TL301 (project); the project's ignore still holds
+    doc = open_in(client, folders["project_and_client"])
+    assert summary(await doc.diagnostics()) == [("TL204", types.DiagnosticSeverity.Warning)]
+
+
+async def test_bad_settings_are_reported_and_the_rest_used(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["bad"])
+    assert summary(await doc.diagnostics()) == [("TL301", types.DiagnosticSeverity.Warning)]
+    logs = "\n".join(m.message for m in client.log_messages)
+    assert "`TL999` matches no rule" in logs
+    assert "`nope` is not a rule code or name" in logs
+    assert "`run` must be `onType` or `onSave`" in logs
+
+
+async def test_run_on_save(client: RecordingClient, folders: dict[str, Path]) -> None:
+    doc = open_in(client, folders["on_save"])
+    assert len(await doc.diagnostics()) == 2
+    doc.change(CLEAN)
+    await asyncio.sleep(0.4)
+    assert [p.version for p in doc.publications()] == [1]  # typing does not lint
+    doc.save()
+    assert await doc.diagnostics() == []
+    assert [p.version for p in doc.publications()] == [1, 2]
+
+
+async def test_did_change_configuration_relints(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["live"])
+    assert summary(await doc.diagnostics()) == [
+        ("TL204", types.DiagnosticSeverity.Warning),
+        ("TL301", types.DiagnosticSeverity.Warning),
+    ]
+    client.set_configuration(
+        {"ignore": ["TL204"], "severity": {"TL301": "error"}},
+        section="torchlint",
+        scope_uri=uri_of(folders["live"]),
+    )
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    assert summary(await doc.diagnostics(count=2)) == [("TL301", types.DiagnosticSeverity.Error)]

@@ -1,0 +1,100 @@
+"""What the server keeps per open document, and the parser each one uses."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lsprotocol import types
+
+from torchlint.analysis.source import parse_source
+from torchlint.engine import Parser
+from torchlint.lsp.lenses import LensTargets
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+INCREMENTAL_MODULE = "torchlint.analysis.incremental"
+
+
+def is_python_document(uri: str, language_id: str | None) -> bool:
+    if language_id == "python":
+        return True
+    path = uri.split("?", 1)[0].split("#", 1)[0]
+    return path.lower().endswith(PYTHON_SUFFIXES)
+
+
+def _incremental_factory() -> tuple[Callable[[], Any] | None, str | None]:
+    """The `IncrementalParser` class when `torchlint.analysis.incremental` provides one (it
+    re-parses only the top-level blocks an edit touched), and why not otherwise."""
+    try:
+        module = importlib.import_module(INCREMENTAL_MODULE)
+    except ImportError:
+        return None, None  # not there (yet): parse from scratch
+    except Exception as exc:  # a broken module must not take the server down
+        return None, f"{INCREMENTAL_MODULE} failed to import ({exc!r}); parsing from scratch"
+    factory = getattr(module, "IncrementalParser", None)
+    if not callable(factory):
+        return None, f"{INCREMENTAL_MODULE} has no IncrementalParser; parsing from scratch"
+    return factory, None
+
+
+@dataclass
+class ParserChoice:
+    """How documents are parsed: one `IncrementalParser` per document when available, else
+    `parse_source` (which keeps no state)."""
+
+    factory: Callable[[], Any] | None
+    problem: str | None = None
+
+    @classmethod
+    def detect(cls) -> ParserChoice:
+        factory, problem = _incremental_factory()
+        return cls(factory, problem)
+
+    @property
+    def name(self) -> str:
+        return "incremental" if self.factory is not None else "parse_source"
+
+    def new_parser(self) -> tuple[Parser, str | None]:
+        """A parser for one document, and a message when the incremental one failed."""
+        if self.factory is None:
+            return parse_source, None
+        try:
+            instance = self.factory()
+            parse: Parser = instance.parse
+        except Exception as exc:
+            return parse_source, f"IncrementalParser() failed ({exc!r}); parsing from scratch"
+        return parse, None
+
+
+@dataclass
+class Published:
+    """The diagnostics last sent for a document, and the version they belong to."""
+
+    version: int | None
+    diagnostics: list[types.Diagnostic]
+
+
+@dataclass
+class DocumentState:
+    uri: str
+    parse: Parser
+    incremental: bool
+    # One analysis at a time per document: an incremental parser holds the previous tree.
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Bumped by every event that makes earlier work obsolete (an edit, new settings, close).
+    generation: int = 0
+    published: Published | None = None
+    # Internal errors already logged for this document (each is logged once, not per keystroke).
+    logged: set[str] = field(default_factory=set)
+    lenses: tuple[int | None, str, LensTargets] | None = None  # version, text, targets
+    closed: bool = False
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def current_diagnostics(self, version: int | None) -> list[types.Diagnostic] | None:
+        """The published diagnostics if they belong to `version`, else None."""
+        if self.published is None or self.published.version != version:
+            return None
+        return self.published.diagnostics

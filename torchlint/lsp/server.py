@@ -1,0 +1,629 @@
+"""The torchlint language server (pygls 2.x, over stdio): `torchlint lsp` or
+`python -m torchlint.lsp`.
+
+How the work is scheduled:
+
+- *Settings first.* After `initialized` the server pulls the `torchlint` settings of every
+  workspace folder (`workspace/configuration`). Nothing is published before they have arrived:
+  every lint waits on `settings_ready`, so a document opened meanwhile is linted once, with
+  them. `workspace/didChangeConfiguration` pulls them again and re-lints every open document.
+- *Typing never waits.* The analysis runs in a worker thread, never on the event loop. An edit
+  is linted after a 75 ms pause (a burst of edits costs one analysis); opening and saving lint
+  at once.
+- *Newest wins.* Each edit bumps the document's generation; work of an older generation is
+  dropped before it starts and before it publishes, and a result is published only while the
+  document still has the version it was computed for (the version goes in the notification).
+  One analysis runs at a time per document, because an incremental parser holds state.
+- *Parser.* `torchlint.analysis.incremental.IncrementalParser` (one per document, dropped on
+  close) when that module exists, else `parse_source`. If the incremental parser raises, that
+  run is redone with `parse_source` and the document gets a fresh parser.
+- *Failures stay local.* A rule that crashes (`Analysis.errors`) is logged to the client once per
+  document and message; the other rules' diagnostics are still published. Nothing is ever
+  written to stdout, which carries the protocol.
+
+Test hook: when the environment variable `TORCHLINT_TEST_CRASH_RULE` names rule codes
+(comma-separated), those rules raise on every file. The test-suite uses it to check that a
+crashing rule is reported and the server keeps serving; nothing else sets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from torchlint import __version__
+from torchlint.analysis.source import parse_source
+from torchlint.config import ConfigError, ConfigResolver
+from torchlint.engine import Analysis, analyze_source
+from torchlint.fixer import fix_text
+from torchlint.lsp import actions
+from torchlint.lsp.commands import (
+    SHOW_DEBUG_INFORMATION,
+    DocumentContext,
+    debug_information,
+    format_debug_information,
+    runtime_unavailable,
+)
+from torchlint.lsp.convert import PositionMap, to_lsp_diagnostics
+from torchlint.lsp.documents import (
+    DocumentState,
+    ParserChoice,
+    Published,
+    is_python_document,
+)
+from torchlint.lsp.hover import hover_at
+from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE, code_lenses, find_lens_targets
+from torchlint.lsp.settings import (
+    ClientSettings,
+    SettingsStore,
+    innermost_folder,
+    parse_settings,
+)
+from torchlint.rules import lookup
+from torchlint.selection import RuleSelection
+
+NAME = "torchlint"
+SECTION = "torchlint"
+DEBOUNCE_SECONDS = 0.075
+CONFIGURATION_TIMEOUT_SECONDS = 10.0
+CRASH_RULE_ENV = "TORCHLINT_TEST_CRASH_RULE"
+
+T = TypeVar("T")
+
+
+@dataclass
+class LintOutcome:
+    """What a worker thread hands back to the event loop."""
+
+    diagnostics: list[types.Diagnostic]
+    logs: list[tuple[types.MessageType, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # shown to the user, once each
+
+
+class TorchlintServer(LanguageServer):
+    def __init__(self) -> None:
+        # Full synchronisation: the analysis needs the whole text anyway, and pygls applies
+        # incremental changes with `str.splitlines`, which also breaks lines at form feeds and
+        # Unicode separators where editors do not.
+        super().__init__(NAME, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.settings = SettingsStore()
+        self.settings_ready = asyncio.Event()
+        self.documents: dict[str, DocumentState] = {}
+        self.parsers = ParserChoice.detect()
+        self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="torchlint")
+        self._pull_generation = 0
+        self._announced: set[str] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+        self.initialization_options: Any = None
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def announce(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """Log and show `message`, once per settings pull (not on every keystroke)."""
+        if message not in self._announced:
+            self._announced.add(message)
+            self.log(message, kind)
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
+
+    def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    @property
+    def encoding(self) -> str:
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        return encoding.value if isinstance(encoding, types.PositionEncodingKind) else encoding
+
+    @property
+    def versioned_edits(self) -> bool:
+        capabilities = self.client_capabilities
+        workspace = capabilities.workspace if capabilities else None
+        edit = workspace.workspace_edit if workspace else None
+        return bool(edit and edit.document_changes)
+
+    def folder_uris(self) -> list[str]:
+        folders = [folder.uri for folder in self.workspace.folders.values()]
+        if not folders and self.workspace.root_uri:
+            folders = [self.workspace.root_uri]
+        return folders
+
+    def document_context(self, uri: str) -> DocumentContext:
+        """Where `uri` lives on disk (a stand-in path inside its folder for an unsaved
+        document), where its configuration search starts, and its settings."""
+        folder = innermost_folder(uri, self.folder_uris())
+        folder_path = to_fs_path(folder) if folder is not None else None
+        root = Path(folder_path) if folder_path else Path.cwd()
+        path_text = to_fs_path(uri)
+        path = Path(path_text) if path_text else root / "untitled.py"
+        return DocumentContext(uri, path, root, self.settings.for_uri(uri))
+
+    # --- settings ---------------------------------------------------------------------------
+
+    def _supports_pull(self) -> bool:
+        capabilities = self.client_capabilities
+        return bool(
+            capabilities and capabilities.workspace and capabilities.workspace.configuration
+        )
+
+    async def pull_settings(self, pushed: Any = None) -> bool:
+        """Ask the client for the settings (or use what it pushed when it cannot be asked);
+        False when a newer pull overtook this one."""
+        self._pull_generation += 1
+        generation = self._pull_generation
+        folders = self.folder_uris()
+        raw_global: Any = pushed
+        raw_folders: dict[str, Any] = {}
+        if self._supports_pull():
+            items = [types.ConfigurationItem(section=SECTION)] + [
+                types.ConfigurationItem(section=SECTION, scope_uri=folder) for folder in folders
+            ]
+            try:
+                answer = await asyncio.wait_for(
+                    self.workspace_configuration_async(types.ConfigurationParams(items=items)),
+                    CONFIGURATION_TIMEOUT_SECONDS,
+                )
+            except Exception as exc:
+                self.log(
+                    f"workspace/configuration failed ({exc!r}); using the default settings",
+                    types.MessageType.Warning,
+                )
+                answer = []
+            answer = list(answer or [])
+            raw_global = answer[0] if answer else None
+            raw_folders = {
+                folder: answer[index + 1]
+                for index, folder in enumerate(folders)
+                if index + 1 < len(answer)
+            }
+        if generation != self._pull_generation:
+            return False
+        self._announced.clear()
+        store = SettingsStore()
+        store.global_settings = self._parse("global", raw_global)
+        for folder in folders:
+            raw = raw_folders.get(folder, raw_global)
+            store.folders[folder] = self._parse(folder, raw)
+        self.settings = store
+        self.log(f"settings: {json.dumps(store.global_settings.to_json())}")
+        for folder, settings in store.folders.items():
+            if settings != store.global_settings:
+                self.log(f"settings for {folder}: {json.dumps(settings.to_json())}")
+        self.settings_ready.set()
+        return True
+
+    def _parse(self, scope: str, raw: Any) -> ClientSettings:
+        settings, problems = parse_settings(raw)
+        for problem in problems:
+            self.announce(f"torchlint settings ({scope}): {problem}")
+        return settings
+
+    async def settings_changed(self, pushed: Any = None) -> None:
+        if await self.pull_settings(pushed):
+            for uri in list(self.documents):
+                self.schedule(uri, delay=0.0)
+
+    # --- linting ----------------------------------------------------------------------------
+
+    def open_document(self, uri: str) -> None:
+        parse, problem = self.parsers.new_parser()
+        if problem is not None:
+            self.log(problem, types.MessageType.Warning)
+        state = DocumentState(uri, parse, incremental=parse is not parse_source)
+        self.documents[uri] = state
+        self.schedule(uri, delay=0.0)
+
+    def close_document(self, uri: str) -> None:
+        state = self.documents.pop(uri, None)
+        if state is None:
+            return
+        state.closed = True
+        state.generation += 1
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def schedule(self, uri: str, delay: float) -> None:
+        """Lint `uri` after `delay` seconds, superseding every earlier request for it."""
+        state = self.documents.get(uri)
+        if state is None:
+            return
+        state.generation += 1
+        task = self.spawn(self._lint(state, state.generation, delay))
+        state.tasks.add(task)
+        task.add_done_callback(state.tasks.discard)
+
+    def _current(self, state: DocumentState, generation: int) -> bool:
+        return not state.closed and state.generation == generation
+
+    async def _lint(self, state: DocumentState, generation: int, delay: float) -> None:
+        try:
+            await self.settings_ready.wait()
+            if delay:
+                await asyncio.sleep(delay)
+            if not self._current(state, generation):
+                return
+            async with state.lock:
+                if not self._current(state, generation):
+                    return
+                document = self.workspace.get_text_document(state.uri)
+                text, version = document.source, document.version
+                context = self.document_context(state.uri)
+                if context.settings.enable:
+                    outcome = await self.in_thread(
+                        self._analyse, state, context, text, version, self.encoding
+                    )
+                else:
+                    outcome = LintOutcome([])
+            for kind, message in outcome.logs:
+                self.log(message, kind)
+            for warning in outcome.warnings:
+                self.announce(warning)
+            if not self._current(state, generation):
+                return
+            if self.workspace.get_text_document(state.uri).version != version:
+                return  # the document moved on: its own lint is on the way
+            published = state.published
+            if published is not None and _older(version, published.version):
+                return
+            state.published = Published(version, outcome.diagnostics)
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=state.uri, diagnostics=outcome.diagnostics, version=version
+                )
+            )
+        except Exception:
+            self.log(
+                f"torchlint failed on {state.uri}:\n{traceback.format_exc()}",
+                types.MessageType.Error,
+            )
+
+    def selection_for(self, context: DocumentContext) -> tuple[RuleSelection | None, str | None]:
+        """The rules for a document: its folder's `[tool.torchlint]` (found afresh each time,
+        so edits to it count) with the client's `select` / `ignore` over it; None for a file
+        the configuration's `exclude` leaves out (as `check --force-exclude` would). A broken
+        configuration falls back to the client's settings alone, with a message."""
+        overrides = context.settings.overrides
+        try:
+            resolver = ConfigResolver(overrides, cwd=context.root)
+            if resolver.is_excluded(context.path, False, ancestors=True):
+                return None, None
+            return resolver.selection_for(context.path), None
+        except ConfigError as exc:
+            fallback = RuleSelection(overrides.select, overrides.ignore)
+            return fallback, f"{exc} (linting with the editor settings only)"
+
+    def _analyse(
+        self,
+        state: DocumentState,
+        context: DocumentContext,
+        text: str,
+        version: int | None,
+        encoding: str,
+    ) -> LintOutcome:
+        """In a worker thread: analyse and convert."""
+        selection, problem = self.selection_for(context)
+        outcome = LintOutcome([], warnings=[problem] if problem else [])
+        if selection is None:
+            return outcome  # excluded by the project's configuration
+        filename = str(context.path)
+        try:
+            analysis = analyze_source(text, filename, selection, parse=state.parse)
+        except Exception:
+            if not state.incremental:
+                raise
+            outcome.logs.append(
+                (
+                    types.MessageType.Error,
+                    f"the incremental parser failed on {state.uri}; parsing from scratch:\n"
+                    + traceback.format_exc(),
+                )
+            )
+            parse, _ = self.parsers.new_parser()
+            state.parse = parse
+            analysis = analyze_source(text, filename, selection, parse=parse_source)
+        self._collect_errors(state, analysis, outcome)
+        outcome.diagnostics = to_lsp_diagnostics(
+            analysis.diagnostics,
+            text,
+            uri=state.uri,
+            version=version,
+            encoding=encoding,
+            severity_overrides=context.settings.severity,
+        )
+        return outcome
+
+    def _collect_errors(
+        self, state: DocumentState, analysis: Analysis, outcome: LintOutcome
+    ) -> None:
+        for error in analysis.errors:
+            if error not in state.logged:
+                state.logged.add(error)
+                outcome.logs.append((types.MessageType.Error, f"internal error: {error}"))
+
+    # --- features ---------------------------------------------------------------------------
+
+    def tracked(self, uri: str) -> DocumentState | None:
+        state = self.documents.get(uri)
+        if state is None or not self.settings.for_uri(uri).enable:
+            return None
+        return state
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        state = self.tracked(uri)
+        if state is None:
+            return None
+        document = self.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        positions = PositionMap(text, self.encoding)
+        only = params.context.only
+        versioned = self.versioned_edits
+        result: list[types.CodeAction] = []
+        if actions.kind_requested(types.CodeActionKind.QuickFix, only):
+            noqa_seen: set[tuple[str, int]] = set()
+            file_seen: set[str] = set()
+            ours = [d for d in params.context.diagnostics if actions.is_ours(d)]
+            for diagnostic in ours:
+                fix = actions.quick_fix(uri, diagnostic, version, versioned)
+                if fix is not None:
+                    result.append(fix)
+            for diagnostic in ours:
+                code = str(diagnostic.code)
+                if (code, diagnostic.range.start.line) not in noqa_seen:
+                    noqa_seen.add((code, diagnostic.range.start.line))
+                    noqa = actions.noqa_action(uri, diagnostic, positions, version, versioned)
+                    if noqa is not None:
+                        result.append(noqa)
+            for diagnostic in ours:
+                code = str(diagnostic.code)
+                if code not in file_seen:
+                    file_seen.add(code)
+                    result.append(
+                        actions.ignore_file_action(uri, diagnostic, positions, version, versioned)
+                    )
+        if only is not None and actions.kind_requested(actions.FIX_ALL_KIND, only):
+            wanted = True
+        else:
+            # Unfiltered requests come on every cursor move: offer "fix all" only when a
+            # current diagnostic has a safe fix.
+            current = state.current_diagnostics(version) or []
+            wanted = only is None and any(
+                (stored := actions.stored_fix(d)) is not None and stored.applicability == "safe"
+                for d in current
+            )
+        if wanted:
+            context = self.document_context(uri)
+            selection, _ = await self.in_thread(self.selection_for, context)
+            edit = None
+            if selection is not None:
+                fixed = await self.in_thread(fix_text, text, str(context.path), selection)
+                edit = actions.replacement_edit(text, fixed.text, self.encoding)
+            result.append(actions.fix_all_action(uri, edit, version, versioned))
+        return result
+
+    def hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        state = self.tracked(uri)
+        if state is None:
+            return None
+        version = self.workspace.get_text_document(uri).version
+        diagnostics = state.current_diagnostics(version)
+        if not diagnostics:
+            return None
+        return hover_at(params.position, diagnostics)
+
+    async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        uri = params.text_document.uri
+        state = self.tracked(uri)
+        if state is None:
+            return []
+        async with state.lock:
+            document = self.workspace.get_text_document(uri)
+            text, version = document.source, document.version
+            cached = state.lenses
+            if cached is not None and cached[0] == version and cached[1] == text:
+                targets = cached[2]
+            else:
+                try:
+                    targets = await self.in_thread(find_lens_targets, text, state.parse)
+                except Exception:
+                    self.log(
+                        f"finding the training loops of {uri} failed:\n{traceback.format_exc()}",
+                        types.MessageType.Error,
+                    )
+                    return []
+                state.lenses = (version, text, targets)
+        return code_lenses(uri, targets)
+
+    def runtime_command(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
+        answer = runtime_unavailable(command, tuple(arguments))
+        self.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=answer["message"])
+        )
+        self.log(answer["message"])
+        return answer
+
+    async def debug_info(self, arguments: Sequence[Any]) -> dict[str, Any]:
+        uri = arguments[0] if arguments and isinstance(arguments[0], str) else None
+        context = self.document_context(uri) if uri else None
+        info = await self.in_thread(
+            lambda: debug_information(
+                parser=self.parsers.name,
+                position_encoding=self.encoding,
+                open_documents=len(self.documents),
+                folders=self.folder_uris(),
+                global_settings=self.settings.global_settings,
+                document=context,
+            )
+        )
+        self.log(format_debug_information(info))
+        return info
+
+
+def _pushed_settings(value: Any) -> Any:
+    """The `torchlint` settings inside what a client pushed (initialization options or a
+    `didChangeConfiguration` payload): `{"torchlint": {...}}`, `{"settings": {...}}` or the
+    table itself. Used only by clients that cannot answer `workspace/configuration`."""
+    if not isinstance(value, dict):
+        return None
+    for key in (SECTION, "settings"):
+        if isinstance(value.get(key), dict):
+            return value[key]
+    return value
+
+
+def _older(version: int | None, than: int | None) -> bool:
+    return version is not None and than is not None and version < than
+
+
+def build_server() -> TorchlintServer:
+    server = TorchlintServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: TorchlintServer, params: types.InitializeParams) -> None:
+        ls.initialization_options = params.initialization_options
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:
+        if ls.parsers.problem:
+            ls.log(ls.parsers.problem, types.MessageType.Warning)
+        ls.log(f"torchlint {__version__} language server, parser: {ls.parsers.name}")
+        ls.spawn(_register_configuration_change(ls))
+        await ls.pull_settings(_pushed_settings(ls.initialization_options))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(
+        ls: TorchlintServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        await ls.settings_changed(_pushed_settings(params.settings))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_folders(
+        ls: TorchlintServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        await ls.settings_changed()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: TorchlintServer, params: types.DidOpenTextDocumentParams) -> None:
+        item = params.text_document
+        if is_python_document(item.uri, item.language_id):
+            ls.open_document(item.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if uri in ls.documents and ls.settings.for_uri(uri).run == "onType":
+            ls.schedule(uri, DEBOUNCE_SECONDS)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, delay=0.0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: TorchlintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.close_document(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND]
+        ),
+    )
+    async def code_action(
+        ls: TorchlintServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        return await ls.code_actions(params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: TorchlintServer, params: types.HoverParams) -> types.Hover | None:
+        return ls.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(ls: TorchlintServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await ls.code_lens(params)
+
+    @server.command(OVERFIT)
+    def overfit(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return ls.runtime_command(OVERFIT, args)
+
+    @server.command(GRADS)
+    def grads(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return ls.runtime_command(GRADS, args)
+
+    @server.command(PROFILE)
+    def profile(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return ls.runtime_command(PROFILE, args)
+
+    @server.command(SHOW_DEBUG_INFORMATION)
+    async def show_debug_information(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return await ls.debug_info(args)
+
+    return server
+
+
+async def _register_configuration_change(ls: TorchlintServer) -> None:
+    """Ask the client to send `workspace/didChangeConfiguration` (VS Code's client sends it
+    only to servers that register for it)."""
+    capabilities = ls.client_capabilities
+    workspace = capabilities.workspace if capabilities else None
+    change = workspace.did_change_configuration if workspace else None
+    if not (change and change.dynamic_registration):
+        return
+    registration = types.Registration(
+        id="torchlint-did-change-configuration",
+        method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+        register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION),
+    )
+    try:
+        await ls.client_register_capability_async(
+            types.RegistrationParams(registrations=[registration])
+        )
+    except Exception as exc:
+        ls.log(f"could not register for configuration changes: {exc!r}", types.MessageType.Log)
+
+
+def install_test_crash_hook() -> list[str]:
+    """Make the rules named in `TORCHLINT_TEST_CRASH_RULE` raise (tests only; see the module
+    docstring). Returns the codes it broke."""
+    broken = []
+    for key in os.environ.get(CRASH_RULE_ENV, "").split(","):
+        rule = lookup(key.strip()) if key.strip() else None
+        if rule is None:
+            continue
+
+        def crash(self: object, ctx: object, code: str = rule.code) -> None:
+            raise RuntimeError(f"{code} crashed on purpose ({CRASH_RULE_ENV})")
+
+        setattr(rule, "check", crash)  # noqa: B010 - a method swapped at run time, for tests
+        broken.append(rule.code)
+    return broken
+
+
+def main() -> int:
+    install_test_crash_hook()
+    server = build_server()
+    protocol_out = sys.stdout.buffer
+    # The protocol owns stdout: a stray print() anywhere must land on stderr instead.
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
+    return 0
