@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench clean neovim
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,15 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
 demo: $(VENV)/.installed-runtime
 	@$(BIN)/torchlint check examples/; status=$$?; [ $$status -le 1 ]
 
-test: $(VENV)/.installed-dev
+test: $(VENV)/.installed-dev neovim
 	$(BIN)/python -m pytest -n auto -q
+
+# Neovim is the language server's second, independent test client. Install Debian's package
+# when we can (root, apt); elsewhere its one test is skipped (CI always has it).
+neovim:
+	@command -v nvim >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& (apt-get update -qq && apt-get install -y -qq neovim >/dev/null) \
+		|| echo "note: Neovim not installed; its language-server test will be skipped"; }
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
