@@ -19,6 +19,25 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 SERVER = [sys.executable, "-m", "torchlint.lsp"]
 TIMEOUT = 30.0
 
+# A training loop with TL204 (deprecated GradScaler, line 6) and TL301 (`.item()`, line 15).
+AMP_SOURCE = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.cuda.amp.GradScaler()
+loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
+
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = nn.functional.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    print(loss.item())
+"""
+
 
 class RecordingClient(LanguageClient):
     """pytest-lsp's client, keeping every `publishDiagnostics` in order (with its version)."""

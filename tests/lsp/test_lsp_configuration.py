@@ -10,28 +10,18 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from lsp_helpers import Document, RecordingClient, initialize_params, server_config, uri_of
+from lsp_helpers import (
+    AMP_SOURCE,
+    Document,
+    RecordingClient,
+    initialize_params,
+    server_config,
+    uri_of,
+)
 from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SOURCE = """\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-scaler = torch.cuda.amp.GradScaler()
-loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
-
-for x, y in loader:
-    optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    print(loss.item())
-"""
 CLEAN = "x = 1\n"
 
 FOLDERS: dict[str, dict[str, Any] | None] = {
@@ -75,7 +65,7 @@ async def client(lsp_client: RecordingClient, folders: dict[str, Path]) -> Async
     await lsp_client.shutdown_session()
 
 
-def open_in(client: RecordingClient, folder: Path, text: str = SOURCE) -> Document:
+def open_in(client: RecordingClient, folder: Path, text: str = AMP_SOURCE) -> Document:
     doc = Document(client, uri_of(folder / "train.py"))
     doc.open(text)
     return doc

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsp_helpers import (
+    AMP_SOURCE,
     Document,
     RecordingClient,
     initialize_params,
@@ -22,23 +23,6 @@ from lsprotocol import types
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-SOURCE = """\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-scaler = torch.cuda.amp.GradScaler()
-loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
-
-for x, y in loader:
-    optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    print(loss.item())
-"""
 
 CONFIGURATION_DELAY = 1.0
 
@@ -67,7 +51,7 @@ async def test_first_publication_already_honours_the_settings(
 ) -> None:
     # Opened at once, while the client takes a second to answer workspace/configuration.
     doc = Document(client, uri_of(workspace / "first.py"))
-    doc.open(SOURCE)
+    doc.open(AMP_SOURCE)
     await wait_until(lambda: doc.publications(), message="the first publication")
     assert client.configuration_requests >= 1
     (first,) = doc.publications()
@@ -80,7 +64,7 @@ async def test_a_crashing_rule_is_logged_and_the_server_keeps_serving(
     client: RecordingClient, workspace: Path
 ) -> None:
     doc = Document(client, uri_of(workspace / "crash.py"))
-    doc.open(SOURCE)
+    doc.open(AMP_SOURCE)
     diagnostics = await doc.diagnostics()
     assert [d.code for d in diagnostics] == ["TL204"]  # the other rules still report
     await wait_until(
@@ -94,7 +78,7 @@ async def test_a_crashing_rule_is_logged_and_the_server_keeps_serving(
     ]
     assert logged.type == types.MessageType.Error
     assert "crashed on purpose" in logged.message
-    doc.change(SOURCE.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'))
+    doc.change(AMP_SOURCE.replace("torch.cuda.amp.GradScaler()", 'torch.amp.GradScaler("cuda")'))
     assert await doc.diagnostics() == []
     hover = await client.text_document_hover_async(
         types.HoverParams(
