@@ -1,0 +1,296 @@
+"""Typed results of the runtime checks and their JSON envelope.
+
+This module never imports torch, so a report can be read (or an error envelope written) on a
+machine without it. Every check serialises to one envelope::
+
+    {"schema_version": 1, "check": "overfit" | "grads", "status": "completed" | "error",
+     "verdict": ..., "summary": "<one line>",
+     "environment": {"torch", "device", "dtype", "batch_size", "model_mode"},
+     "payload": {...check-specific...}}
+
+Floats are finite or ``null``: a NaN or infinite loss or norm becomes ``null`` in the JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+OverfitVerdict = Literal["pass", "fail", "nan"]
+GradVerdict = Literal["healthy", "problems"]
+DepthVerdict = Literal["ok", "vanishing", "exploding", "insufficient"]
+Severity = Literal["error", "warning", "info"]
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """`value` when it is a finite float, else None (JSON has no NaN or infinity)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _finite_list(values: list[float | None]) -> list[float | None]:
+    return [finite_or_none(v) for v in values]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a check ran: torch version, device and dtype of the model's parameters, the batch
+    size (dim 0 of the first tensor in the batch, None when the batch holds no tensor) and the
+    model's mode (`train`/`eval`, as the user left it; the checks do not change it)."""
+
+    torch: str
+    device: str
+    dtype: str
+    batch_size: int | None
+    model_mode: Literal["train", "eval"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "torch": self.torch,
+            "device": self.device,
+            "dtype": self.dtype,
+            "batch_size": self.batch_size,
+            "model_mode": self.model_mode,
+        }
+
+
+def _envelope(
+    check: str,
+    status: str,
+    verdict: str | None,
+    summary: str,
+    environment: Environment | None,
+    payload: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "check": check,
+        "status": status,
+        "verdict": verdict,
+        "summary": summary,
+        "environment": environment.to_json() if environment is not None else None,
+        "payload": payload,
+    }
+
+
+def error_envelope(
+    check: Literal["overfit", "grads"],
+    error: BaseException | str,
+    environment: Environment | None = None,
+) -> dict[str, Any]:
+    """The envelope for a check that raised: status `error`, verdict null, the message in the
+    summary and in `payload.error`."""
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return _envelope(check, "error", None, message, environment, {"error": message})
+
+
+@dataclass
+class OverfitResult:
+    """Result of `overfit_one_batch`.
+
+    `loss_curve[i]` is the loss computed at step i (0-based), before that step's optimizer
+    update; it is None where the loss was not finite. `final_loss` is the minimum over the last
+    `final_window` entries of the curve; `ratio = final_loss / initial_loss` (None when the
+    initial loss is not positive). Verdict: `nan` when a loss became non-finite (`nan_step` is
+    the step), `pass` when `ratio <= target_ratio` or `final_loss <= absolute_floor`, else
+    `fail`. `final_loss_after` and the accuracies come from one extra no-grad forward pass after
+    the last step. `loss_differentiable` is False when the loss did not require grad (backward
+    was skipped, so nothing could learn).
+    """
+
+    verdict: OverfitVerdict
+    environment: Environment
+    steps_requested: int
+    steps_run: int
+    loss_curve: list[float | None]
+    initial_loss: float | None
+    final_loss: float | None
+    final_window: int
+    ratio: float | None
+    target_ratio: float
+    absolute_floor: float
+    nan_step: int | None = None
+    final_loss_after: float | None = None
+    expected_initial_loss: float | None = None
+    expected_initial_loss_reason: str | None = None
+    initial_loss_vs_expected: float | None = None
+    initial_accuracy: float | None = None
+    final_accuracy: float | None = None
+    num_classes: int | None = None
+    loss_differentiable: bool = True
+
+    @property
+    def summary(self) -> str:
+        if self.verdict == "nan":
+            return f"overfit: loss became non-finite at step {self.nan_step}"
+        init = _fmt(self.initial_loss)
+        final = _fmt(self.final_loss)
+        ratio = _fmt(self.ratio)
+        text = (
+            f"overfit {self.verdict}: loss {init} -> {final} in {self.steps_run} steps "
+            f"(ratio {ratio}, pass at <= {self.target_ratio:g})"
+        )
+        if self.expected_initial_loss is not None:
+            text += f"; initial loss {init} vs expected {_fmt(self.expected_initial_loss)}"
+        if self.final_accuracy is not None:
+            text += f"; batch accuracy {self.final_accuracy:.3f}"
+        if not self.loss_differentiable:
+            text += "; the loss does not require grad (backward skipped)"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "steps_requested": self.steps_requested,
+            "steps_run": self.steps_run,
+            "loss_curve": _finite_list(self.loss_curve),
+            "initial_loss": finite_or_none(self.initial_loss),
+            "final_loss": finite_or_none(self.final_loss),
+            "final_window": self.final_window,
+            "ratio": finite_or_none(self.ratio),
+            "target_ratio": self.target_ratio,
+            "absolute_floor": self.absolute_floor,
+            "nan_step": self.nan_step,
+            "final_loss_after": finite_or_none(self.final_loss_after),
+            "expected_initial_loss": finite_or_none(self.expected_initial_loss),
+            "expected_initial_loss_reason": self.expected_initial_loss_reason,
+            "initial_loss_vs_expected": finite_or_none(self.initial_loss_vs_expected),
+            "initial_accuracy": finite_or_none(self.initial_accuracy),
+            "final_accuracy": finite_or_none(self.final_accuracy),
+            "num_classes": self.num_classes,
+            "loss_differentiable": self.loss_differentiable,
+        }
+        return _envelope(
+            "overfit", "completed", self.verdict, self.summary, self.environment, payload
+        )
+
+
+@dataclass
+class ParamGrad:
+    """One parameter's row in the gradient table.
+
+    `grad_norm[k]` is the L2 norm of the gradient after step k's backward (None: no gradient).
+    `weight_norm` is the parameter's L2 norm before the first step. `ratio` is the mean over the
+    steps with a gradient of ‖grad_k‖ / ‖weight_k‖ (None when no step had one or the weight is
+    zero). `status` is one of ok, none (never a gradient), zero, nonfinite, frozen,
+    not_in_optimizer.
+    """
+
+    name: str
+    shape: list[int]
+    numel: int
+    requires_grad: bool
+    in_optimizer: bool
+    grad_norm: list[float | None]
+    weight_norm: float | None
+    ratio: float | None
+    status: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "numel": self.numel,
+            "requires_grad": self.requires_grad,
+            "in_optimizer": self.in_optimizer,
+            "grad_norm": _finite_list(self.grad_norm),
+            "weight_norm": finite_or_none(self.weight_norm),
+            "ratio": finite_or_none(self.ratio),
+            "status": self.status,
+        }
+
+
+@dataclass
+class GradFinding:
+    """One finding of `grad_scan`: `kind` is never_gradient, zero_gradient, nonfinite_gradient,
+    frozen, not_in_optimizer, optimizer_params_not_in_model, loss_not_differentiable, vanishing
+    or exploding."""
+
+    kind: str
+    severity: Severity
+    message: str
+    params: list[str] = field(default_factory=list)
+    step: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "params": list(self.params),
+            "step": self.step,
+        }
+
+
+@dataclass
+class GradScanResult:
+    """Result of `grad_scan`. Verdict `problems` when any finding is an error or a warning
+    (frozen parameters are info only), else `healthy`.
+
+    Depth profile: the trainable parameters that got a finite gradient and have a non-zero
+    weight, in registration order, are cut into thirds; `depth_first_ratio` and
+    `depth_last_ratio` are the mean grad/weight ratios of the first and last third.
+    `depth_verdict` is `vanishing` when first/last < `VANISHING_BELOW`, `exploding` when
+    first/last > `EXPLODING_ABOVE`, `insufficient` with fewer than 3 such parameters, else `ok`.
+    """
+
+    verdict: GradVerdict
+    environment: Environment
+    steps_requested: int
+    steps_run: int
+    losses: list[float | None]
+    global_grad_norm: list[float | None]
+    params: list[ParamGrad]
+    findings: list[GradFinding]
+    largest: list[str]
+    smallest: list[str]
+    depth_verdict: DepthVerdict
+    depth_first_ratio: float | None
+    depth_last_ratio: float | None
+    vanishing_below: float
+    exploding_above: float
+
+    def findings_of(self, kind: str) -> list[GradFinding]:
+        return [f for f in self.findings if f.kind == kind]
+
+    @property
+    def summary(self) -> str:
+        counts: dict[str, int] = {}
+        for finding in self.findings:
+            counts[finding.kind] = counts.get(finding.kind, 0) + 1
+        listed = ", ".join(f"{kind} x{n}" for kind, n in counts.items()) or "no findings"
+        return (
+            f"grads {self.verdict}: {len(self.params)} parameters over {self.steps_run} steps; "
+            f"{listed}; depth {self.depth_verdict}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "steps_requested": self.steps_requested,
+            "steps_run": self.steps_run,
+            "losses": _finite_list(self.losses),
+            "global_grad_norm": _finite_list(self.global_grad_norm),
+            "params": [p.to_json() for p in self.params],
+            "findings": [f.to_json() for f in self.findings],
+            "largest": list(self.largest),
+            "smallest": list(self.smallest),
+            "depth": {
+                "verdict": self.depth_verdict,
+                "first_third_ratio": finite_or_none(self.depth_first_ratio),
+                "last_third_ratio": finite_or_none(self.depth_last_ratio),
+                "vanishing_below": self.vanishing_below,
+                "exploding_above": self.exploding_above,
+            },
+        }
+        return _envelope(
+            "grads", "completed", self.verdict, self.summary, self.environment, payload
+        )
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.4g}"
