@@ -20,6 +20,7 @@ from torchlint.analysis.source import (
     decode_source,
     parse_source,
 )
+from torchlint.analysis.training import is_main_guard, outermost_training_loops
 from torchlint.diagnostics import Diagnostic, Location
 from torchlint.rules.base import RuleContext
 from torchlint.rules.syntax_error import SyntaxErrorRule
@@ -38,6 +39,10 @@ class Analysis:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     # Rules that crashed on this file (internal errors): the rest still ran.
     errors: list[str] = field(default_factory=list)
+    # Only with `training_loops=True` (the language server's code lenses): the rows of the
+    # outermost loops that do a training step's work, and of `if __name__ == "__main__":`.
+    training_loop_rows: tuple[int, ...] = ()
+    main_guard_row: int | None = None
 
 
 def analyze(
@@ -71,12 +76,14 @@ def analyze_source(
     filename: str = "<stdin>",
     selection: RuleSelection = DEFAULT_SELECTION,
     parse: Parser = parse_source,
+    training_loops: bool = False,
 ) -> Analysis:
     """Analyse `text`. `parse` may be swapped for one that reuses earlier work (the language
     server re-parses only the top-level blocks an edit touched); it must return what
-    `parse_source` would."""
+    `parse_source` would. `training_loops` also locates the training loops (for code lenses),
+    from the same model the rules used."""
     with gc_paused():
-        return _analyze(text, filename, selection, parse)
+        return _analyze(text, filename, selection, parse, training_loops)
 
 
 @contextmanager
@@ -94,7 +101,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _analyze(text: str, filename: str, selection: RuleSelection, parse: Parser) -> Analysis:
+def _analyze(
+    text: str, filename: str, selection: RuleSelection, parse: Parser, training_loops: bool
+) -> Analysis:
     analysis = Analysis(filename, text)
     rules = selection.rules()
     parsed = parse(text)
@@ -133,6 +142,13 @@ def _analyze(text: str, filename: str, selection: RuleSelection, parse: Parser) 
             analysis.errors.append(f"{filename}: rule {rule.code} failed: {detail}")
     try:
         analysis.diagnostics.extend(_diagnostics(ctx, suppressions, filename))
+        if training_loops:
+            outermost = outermost_training_loops(ctx.step_loops)
+            analysis.training_loop_rows = tuple(
+                sorted({positions.row(m.loop.node) for m in outermost})
+            )
+            main = next((s for s in parsed.module.body if is_main_guard(s)), None)
+            analysis.main_guard_row = positions.row(main) if main is not None else None
     finally:
         facts.release()  # no reference cycles left: the tree is freed as soon as we return
     analysis.diagnostics.sort(key=lambda d: d.sort_key)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
 from torchlint.analysis.collect import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import Event, Frame, Kind, LoopFrame, Scope, WithFrame, WithKind
@@ -265,3 +267,32 @@ def visible_scaler(facts: ModuleFacts, model: LoopModel) -> str | None:
         ):
             return obj.target
     return None
+
+
+def outermost_training_loops(step_loops: list[LoopModel]) -> list[LoopModel]:
+    """The step loops that do not run inside another one's iteration (nested in it, or in a
+    function it calls, such as an inner gradient-accumulation loop)."""
+    inside_another: set[int] = set()
+    for model in step_loops:
+        inside_another |= model.inner_loops - {id(model.loop.node)}
+    return [m for m in step_loops if id(m.loop.node) not in inside_another]
+
+
+def is_main_guard(statement: cst.BaseStatement) -> bool:
+    """`if __name__ == "__main__":` (either side of the `==`, any quotes)."""
+    if not isinstance(statement, cst.If):
+        return False
+    test = statement.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    sides = (test.left, target.comparator)
+    names = [side for side in sides if isinstance(side, cst.Name) and side.value == "__name__"]
+    strings = [
+        side
+        for side in sides
+        if isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__"
+    ]
+    return len(names) == 1 and len(strings) == 1

@@ -16,16 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import libcst as cst
 from lsprotocol import types
 
-from torchlint.analysis.collect import collect
-from torchlint.analysis.loops import LoopModels
-from torchlint.analysis.positions import PositionIndex
-from torchlint.analysis.resolve import resolve
-from torchlint.analysis.source import ParsedSource, ParseFailure, parse_source
-from torchlint.analysis.training import does_step_work
-from torchlint.engine import Parser, gc_paused
+from torchlint.analysis.source import parse_source
+from torchlint.engine import Analysis, Parser, analyze_source
+from torchlint.selection import RuleSelection
+
+NO_RULES = RuleSelection(select=())  # the loop model alone, no findings
 
 OVERFIT = "torchlint.runtime.overfit"
 GRADS = "torchlint.runtime.grads"
@@ -55,60 +52,18 @@ class LensTargets:
         return tuple(sorted(rows))
 
 
-def _is_main_guard(statement: cst.BaseStatement) -> bool:
-    """`if __name__ == "__main__":` (either side of the `==`, any quotes)."""
-    if not isinstance(statement, cst.If):
-        return False
-    test = statement.test
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
-        return False
-    sides = (test.left, target.comparator)
-    names = [side for side in sides if isinstance(side, cst.Name) and side.value == "__name__"]
-    strings = [
-        side
-        for side in sides
-        if isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__"
-    ]
-    return len(names) == 1 and len(strings) == 1
-
-
 def find_lens_targets(text: str, parse: Parser = parse_source) -> LensTargets:
-    """Where the lenses of `text` go; no lenses for a file that does not parse."""
-    with gc_paused():
-        parsed = parse(text)
-        if isinstance(parsed, ParseFailure):
-            return LensTargets()
-        return _targets(parsed)
+    """Where the lenses of `text` go (none for a file that does not parse), when no lint of
+    this version has located them already (see `targets_of`)."""
+    return targets_of(analyze_source(text, "<lenses>", NO_RULES, parse, training_loops=True))
 
 
-def _targets(parsed: ParsedSource) -> LensTargets:
-    facts = collect(parsed)
-    try:
-        roles = resolve(facts)
-        models = LoopModels(facts.scopes, roles)
-        training = [model for model in models.all if does_step_work(model, roles)]
-        if not training:
-            return LensTargets()
-        inside_another: set[int] = set()
-        for model in training:
-            inside_another |= model.inner_loops - {id(model.loop.node)}
-        positions = PositionIndex(parsed, facts.anchors)
-        loops = sorted(
-            {
-                positions.row(model.loop.node)
-                for model in training
-                if id(model.loop.node) not in inside_another
-            }
-        )
-        main = next(
-            (positions.row(stmt) for stmt in parsed.module.body if _is_main_guard(stmt)), None
-        )
-        return LensTargets(tuple(loops), main)
-    finally:
-        facts.release()
+def targets_of(analysis: Analysis) -> LensTargets:
+    """The lens targets an analysis run with `training_loops=True` found: the outermost
+    training loops, and the script's `__main__` guard when it has a training loop."""
+    if not analysis.training_loop_rows:
+        return LensTargets()
+    return LensTargets(analysis.training_loop_rows, analysis.main_guard_row)
 
 
 def code_lenses(uri: str, targets: LensTargets) -> list[types.CodeLens]:

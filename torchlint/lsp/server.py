@@ -65,7 +65,14 @@ from torchlint.lsp.documents import (
     is_python_document,
 )
 from torchlint.lsp.hover import hover_at
-from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE, code_lenses, find_lens_targets
+from torchlint.lsp.lenses import (
+    GRADS,
+    OVERFIT,
+    PROFILE,
+    code_lenses,
+    find_lens_targets,
+    targets_of,
+)
 from torchlint.lsp.settings import (
     ClientSettings,
     SettingsStore,
@@ -328,7 +335,9 @@ class TorchlintServer(LanguageServer):
             return outcome  # excluded by the project's configuration
         filename = str(context.path)
         try:
-            analysis = analyze_source(text, filename, selection, parse=state.parse)
+            analysis = analyze_source(
+                text, filename, selection, parse=state.parse, training_loops=True
+            )
         except Exception:
             if not state.incremental:
                 raise
@@ -341,7 +350,10 @@ class TorchlintServer(LanguageServer):
             )
             parse, _ = self.parsers.new_parser()
             state.parse = parse
-            analysis = analyze_source(text, filename, selection, parse=parse_source)
+            analysis = analyze_source(
+                text, filename, selection, parse=parse_source, training_loops=True
+            )
+        state.lenses = (version, text, targets_of(analysis))  # the lens request reuses them
         self._collect_errors(state, analysis, outcome)
         outcome.diagnostics = to_lsp_diagnostics(
             analysis.diagnostics,
