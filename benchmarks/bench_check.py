@@ -23,7 +23,6 @@ import ast
 import gc
 import json
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -37,11 +36,11 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-import torchlint
 from torchlint.engine import analyze_source, gc_paused
 from torchlint.selection import RuleSelection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe
 from make_corpus import DEFAULT_COUNT, DEFAULT_SEED, generate
 
 ALL = RuleSelection(select=("ALL",))
@@ -202,24 +201,8 @@ def report(
             {"file": name, "lines": line_counts[name], "ms": round(1000 * t, 2)}
             for name, t in slowest
         ],
-        "environment": {
-            "python": platform.python_version(),
-            "libcst": _version("libcst"),
-            "torchlint": getattr(torchlint, "__version__", _version("torchlint")),
-            "cpus": os.cpu_count(),
-            "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()],
-        },
+        "environment": describe(load_before=load_before),
     }
-
-
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
 
 
 def print_table(result: dict[str, Any]) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shutil
 import statistics
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe
 from make_corpus import DEFAULT_COUNT, DEFAULT_SEED, generate
 
 CACHE_DIR = ".torchlint_cache"
@@ -108,15 +108,6 @@ def measure(folder: Path, single: Path, repeat: int) -> list[Mode]:
     return modes
 
 
-def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
-
-
 def report(modes: list[Mode], files: int, lines: int, origin: str, repeat: int) -> dict[str, Any]:
     from torchlint.parallel import available_cpus, worker_count
 
@@ -137,13 +128,7 @@ def report(modes: list[Mode], files: int, lines: int, origin: str, repeat: int) 
             }
             for mode in modes
         },
-        "environment": {
-            "python": platform.python_version(),
-            "libcst": _version("libcst"),
-            "torchlint": _version("torchlint"),
-            "cpus": available_cpus(),
-            "load_after": [round(x, 2) for x in os.getloadavg()],
-        },
+        "environment": describe(cpus=available_cpus()),
     }
 
 

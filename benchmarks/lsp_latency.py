@@ -33,7 +33,6 @@ import ast
 import gc
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -43,19 +42,18 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
-import torchlint
 from torchlint.analysis.incremental import IncrementalParser
 from torchlint.analysis.source import ParsedSource, ParseFailure, parse_source
 from torchlint.engine import analyze_source, gc_paused
 from torchlint.selection import RuleSelection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import describe
 from make_corpus import DEFAULT_SEED, generate
 
 SELECTION = RuleSelection()  # the default rules, as the language server runs them
@@ -479,13 +477,6 @@ def stdio_available() -> str | None:
 # --- report ----------------------------------------------------------------------------------
 
 
-def _version(dist: str) -> str:
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return "?"
-
-
 def print_table(result: dict[str, Any]) -> None:
     env = result["environment"]
     print("torchlint language-server latency: a new text in, its diagnostics out")
@@ -573,14 +564,7 @@ def main(argv: list[str] | None = None) -> int:
                 }
             )
         result["stdio_skipped"] = skipped
-    result["environment"] = {
-        "python": platform.python_version(),
-        "libcst": _version("libcst"),
-        "torchlint": getattr(torchlint, "__version__", _version("torchlint")),
-        "cpus": os.cpu_count(),
-        "load_before": [round(x, 2) for x in load_before],
-        "load_after": [round(x, 2) for x in os.getloadavg()],
-    }
+    result["environment"] = describe(load_before=load_before)
     if args.json:
         print(json.dumps(result, indent=2))
     else:
