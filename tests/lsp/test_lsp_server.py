@@ -36,16 +36,6 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
 """
 
-MISSING_ZERO_GRAD = (
-    HEADER
-    + """
-for x, y in loader:
-    loss = nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-"""
-)
-
 FIXED = (
     HEADER
     + """
@@ -56,18 +46,8 @@ for x, y in loader:
     optimizer.step()
 """
 )
-
-ITEM = (
-    HEADER
-    + """
-for x, y in loader:
-    optimizer.zero_grad()
-    loss = nn.functional.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    print(loss.item())
-"""
-)
+MISSING_ZERO_GRAD = FIXED.replace("    optimizer.zero_grad()\n", "")
+ITEM = FIXED + "    print(loss.item())\n"
 
 DEPRECATED_AND_ITEM = (
     HEADER
