@@ -9,7 +9,7 @@ from typing import ClassVar
 import libcst as cst
 
 from torchlint.analysis.collect import ModuleFacts
-from torchlint.analysis.data import ObjectLinks
+from torchlint.analysis.links import ObjectLinks
 from torchlint.analysis.loops import IterEvent, LoopModel, LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.model import Kind, visible_from
 from torchlint.analysis.names import dotted
 from torchlint.analysis.training import does_step_work

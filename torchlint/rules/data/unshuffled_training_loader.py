@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.model import Scope
 from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.loops import IterEvent
 from torchlint.analysis.model import Kind
 from torchlint.diagnostics import Edit, Fix, Severity

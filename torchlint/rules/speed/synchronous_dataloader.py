@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.data import LoaderArgs
+from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.names import constructor_role, dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
