@@ -182,6 +182,59 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("key", metavar="CODE_OR_NAME", help="a rule code (TL101) or name")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
+    run = commands.add_parser(
+        "run",
+        parents=[common],
+        help="run a runtime check on a training script (executes it, in a child process)",
+        description="Run your unmodified training script in a child process under light "
+        "instrumentation and check the training step: `overfit` replays the first training "
+        "batch and expects the loss to collapse; `grads` scans every parameter's gradient. "
+        "Exit status: 0 pass, 1 the check failed, 2 it could not run.",
+    )
+    run.add_argument("check", choices=("overfit", "grads"), help="which check")
+    run.add_argument("script", metavar="SCRIPT", help="the training script, as you run it")
+    run.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        metavar="N",
+        help="optimizer steps (default: 200 for overfit, 5 for grads)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="wall-clock limit; the script and everything it started are killed after it "
+        "(default: 300)",
+    )
+    run.add_argument(
+        "--output-format",
+        choices=("full", "json"),
+        default="full",
+        help="a report for people (full) or the JSON envelope (json)",
+    )
+    run.add_argument(
+        "--output", metavar="FILE", help="also write the JSON envelope to FILE"
+    )
+    run.add_argument(
+        "--show-output",
+        action="store_true",
+        help="pass the script's own output through (default: kept, shown on errors)",
+    )
+    run.add_argument(
+        "--python",
+        metavar="PYTHON",
+        default=None,
+        help="interpreter that runs the script (default: the one running torchlint)",
+    )
+    run.add_argument(
+        "script_args",
+        nargs=argparse.REMAINDER,
+        metavar="-- ARGS",
+        help="arguments for the script, after --",
+    )
+
     commands.add_parser(
         "lsp",
         parents=[common],
@@ -602,6 +655,10 @@ def _run(argv: Sequence[str]) -> int:
         return cmd_rules(args)
     if args.command == "clean":
         return cmd_clean(args)
+    if args.command == "run":
+        from torchlint.runtime.command import cmd_run
+
+        return cmd_run(args)
     if args.command == "lsp":
         from torchlint.lsp.server import main as lsp_main  # pygls only loads for the server
 

@@ -54,20 +54,20 @@ TOP_K = 3
 # batches
 
 
-def _map_tensors(batch: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+def map_tensors(batch: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
     """Apply `fn` to every tensor in a nested tuple/list/dict batch, rebuilding the containers."""
     if isinstance(batch, torch.Tensor):
         return fn(batch)
     if isinstance(batch, dict):
-        return type(batch)((k, _map_tensors(v, fn)) for k, v in batch.items())
+        return type(batch)((k, map_tensors(v, fn)) for k, v in batch.items())
     if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # namedtuple
-        return type(batch)(*(_map_tensors(v, fn) for v in batch))
+        return type(batch)(*(map_tensors(v, fn) for v in batch))
     if isinstance(batch, (list, tuple)):
-        return type(batch)(_map_tensors(v, fn) for v in batch)
+        return type(batch)(map_tensors(v, fn) for v in batch)
     return batch
 
 
-def _first_tensor(batch: Any) -> torch.Tensor | None:
+def first_tensor(batch: Any) -> torch.Tensor | None:
     if isinstance(batch, torch.Tensor):
         return batch
     values: Iterable[Any] = ()
@@ -76,7 +76,7 @@ def _first_tensor(batch: Any) -> torch.Tensor | None:
     elif isinstance(batch, (list, tuple)):
         values = batch
     for value in values:
-        found = _first_tensor(value)
+        found = first_tensor(value)
         if found is not None:
             return found
     return None
@@ -90,7 +90,7 @@ def _prepare(batch: Any, device: torch.device | None) -> Any:
         t = t.detach()
         return t.to(device).clone() if device is not None else t.clone()
 
-    return _map_tensors(batch, copy_tensor)
+    return map_tensors(batch, copy_tensor)
 
 
 @dataclass
@@ -174,7 +174,7 @@ def _environment(model: nn.Module, batch: Any) -> Environment:
         (p for p in model.parameters() if p.is_floating_point()),
         next(iter(model.parameters()), None),
     )
-    first = _first_tensor(batch)
+    first = first_tensor(batch)
     batch_size = int(first.shape[0]) if first is not None and first.dim() > 0 else None
     return Environment(
         torch=str(torch.__version__),
@@ -219,6 +219,27 @@ def _accuracy(outputs: Any, targets: Any) -> float | None:
         return None
     correct = outputs.detach().argmax(dim=1) == targets.to(outputs.device)
     return float(correct.float().mean())
+
+
+def overfit_verdict(
+    curve: list[float | None], nan_step: int | None, target_ratio: float = TARGET_RATIO
+) -> tuple[OverfitVerdict, float | None, float | None, float | None]:
+    """(verdict, initial loss, final loss, ratio) of an overfit loss curve, by the criterion in
+    `overfit_one_batch`'s docstring; shared with the zero-config launcher."""
+    initial = curve[0] if curve and curve[0] is not None else None
+    window = [v for v in curve[-FINAL_WINDOW:] if v is not None]
+    final = min(window) if window and nan_step is None else None
+    ratio = final / initial if final is not None and initial is not None and initial > 0 else None
+    verdict: OverfitVerdict
+    if nan_step is not None:
+        verdict = "nan"
+    elif final is not None and (
+        (ratio is not None and ratio <= target_ratio) or final <= ABSOLUTE_FLOOR
+    ):
+        verdict = "pass"
+    else:
+        verdict = "fail"
+    return verdict, initial, final, ratio
 
 
 def overfit_one_batch(
@@ -268,7 +289,7 @@ def overfit_one_batch(
         loss_differentiable = True
         for step in range(steps):
             optimizer.zero_grad(set_to_none=True)
-            result = _run_batch(model, _map_tensors(batch0, torch.Tensor.clone), loss_fn, batch_fn)
+            result = _run_batch(model, map_tensors(batch0, torch.Tensor.clone), loss_fn, batch_fn)
             value = float(result.loss.detach())
             if step == 0:
                 expected, reason, classes = _expected_initial_loss(
@@ -292,26 +313,14 @@ def overfit_one_batch(
         if nan_step is None:
             with torch.no_grad():
                 after = _run_batch(
-                    model, _map_tensors(batch0, torch.Tensor.clone), loss_fn, batch_fn
+                    model, map_tensors(batch0, torch.Tensor.clone), loss_fn, batch_fn
                 )
             final_loss_after = float(after.loss)
             final_accuracy = _accuracy(after.outputs, after.targets)
     finally:
         snapshot.restore()
 
-    initial = curve[0] if curve and curve[0] is not None else None
-    window = [v for v in curve[-FINAL_WINDOW:] if v is not None]
-    final = min(window) if window and nan_step is None else None
-    ratio = final / initial if final is not None and initial is not None and initial > 0 else None
-    verdict: OverfitVerdict
-    if nan_step is not None:
-        verdict = "nan"
-    elif final is not None and (
-        (ratio is not None and ratio <= target_ratio) or final <= ABSOLUTE_FLOOR
-    ):
-        verdict = "pass"
-    else:
-        verdict = "fail"
+    verdict, initial, final, ratio = overfit_verdict(curve, nan_step, target_ratio)
     vs_expected = initial / expected if initial is not None and expected else None
     return OverfitResult(
         verdict=verdict,
@@ -341,7 +350,7 @@ def overfit_one_batch(
 # grad_scan
 
 
-def _norms(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
+def foreach_norms(tensors: list[torch.Tensor], device: torch.device) -> torch.Tensor:
     """L2 norms of `tensors` as one float32 vector on `device`, from one `torch._foreach_norm`
     call (no per-tensor norm loop; no host sync, the values are read once at the end)."""
     if not tensors:
@@ -411,12 +420,12 @@ def grad_scan(
             row = torch.full((len(params),), math.nan, device=norm_device)
             if with_grad:
                 index = torch.tensor(with_grad, dtype=torch.long, device=norm_device)
-                row[index] = _norms(grads, norm_device)
+                row[index] = foreach_norms(grads, norm_device)
             present = torch.zeros(len(params), dtype=torch.bool)
             present[with_grad] = True
             grad_rows.append(row)
             present_rows.append(present)
-            weight_rows.append(_norms([p.detach() for p in params], norm_device))
+            weight_rows.append(foreach_norms([p.detach() for p in params], norm_device))
             losses.append(result.loss.detach().to(device=norm_device, dtype=torch.float32))
             optimizer.step()
         del iterator
@@ -425,7 +434,7 @@ def grad_scan(
     finally:
         snapshot.restore()
 
-    return _summarise(
+    return summarise_grads(
         environment,
         steps,
         names,
@@ -440,7 +449,7 @@ def grad_scan(
     )
 
 
-def _summarise(
+def summarise_grads(
     environment: Environment,
     steps: int,
     names: list[str],

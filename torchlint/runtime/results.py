@@ -3,10 +3,17 @@
 This module never imports torch, so a report can be read (or an error envelope written) on a
 machine without it. Every check serialises to one envelope::
 
-    {"schema_version": 1, "check": "overfit" | "grads", "status": "completed" | "error",
+    {"schema_version": 1, "check": "overfit" | "grads",
+     "status": "completed" | "capture_failed" | "error" | "timeout",
      "verdict": ..., "summary": "<one line>",
-     "environment": {"torch", "device", "dtype", "batch_size", "model_mode"},
+     "script": ..., "argv": [...], "duration_s": ..., "isolation": {...},
+     "environment": {"torch", "device", "dtype", "batch_size", "model_mode", "autocast",
+                     "grad_scaler", "loader"},
+     "captured": {...}, "diagnostics": [...], "error": {...} | null,
      "payload": {...check-specific...}}
+
+The explicit API fills what it knows (`script`, `captured` and `error` stay null); the launcher
+(`torchlint run`) fills the rest. `torchlint/runtime/schema.json` is the JSON Schema.
 
 Floats are finite or ``null``: a NaN or infinite loss or norm becomes ``null`` in the JSON.
 """
@@ -47,6 +54,12 @@ class Environment:
     dtype: str
     batch_size: int | None
     model_mode: Literal["train", "eval"]
+    #: autocast dtype active at the training forward ("bfloat16"), None when off or unknown
+    autocast: str | None = None
+    #: whether a GradScaler scaled the loss (None: not observed, as in the explicit API)
+    grad_scaler: bool | None = None
+    #: the training DataLoader's settings (num_workers, pin_memory, ...), None when unknown
+    loader: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,10 +68,13 @@ class Environment:
             "dtype": self.dtype,
             "batch_size": self.batch_size,
             "model_mode": self.model_mode,
+            "autocast": self.autocast,
+            "grad_scaler": self.grad_scaler,
+            "loader": self.loader,
         }
 
 
-def _envelope(
+def envelope(
     check: str,
     status: str,
     verdict: str | None,
@@ -72,7 +88,14 @@ def _envelope(
         "status": status,
         "verdict": verdict,
         "summary": summary,
+        "script": None,
+        "argv": [],
+        "duration_s": None,
+        "isolation": None,
         "environment": environment.to_json() if environment is not None else None,
+        "captured": None,
+        "diagnostics": [],
+        "error": None,
         "payload": payload,
     }
 
@@ -85,7 +108,28 @@ def error_envelope(
     """The envelope for a check that raised: status `error`, verdict null, the message in the
     summary and in `payload.error`."""
     message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return _envelope(check, "error", None, message, environment, {"error": message})
+    result = envelope(check, "error", None, message, environment, {"error": message})
+    result["error"] = error_info("exception", message)
+    return result
+
+
+def error_info(
+    kind: str,
+    message: str,
+    site: dict[str, Any] | None = None,
+    exit_code: int | None = None,
+    output_tail: list[str] | None = None,
+) -> dict[str, Any]:
+    """The envelope's `error` object: what went wrong (`kind`: exception, crash, exit, timeout,
+    out_of_memory, killed, internal, ...), where in the user's code when known, the child's exit
+    status, and the last lines the script printed."""
+    return {
+        "kind": kind,
+        "message": message,
+        "site": site,
+        "exit_code": exit_code,
+        "output_tail": list(output_tail or []),
+    }
 
 
 @dataclass
@@ -122,6 +166,12 @@ class OverfitResult:
     final_accuracy: float | None = None
     num_classes: int | None = None
     loss_differentiable: bool = True
+    #: backward calls per optimizer step (gradient accumulation, LBFGS closures); the curve
+    #: holds the first loss of each step, as passed to backward
+    backward_per_step: float | None = None
+    #: how the batch was fixed: "first batch of the loader" (explicit API) or "first training
+    #: batch, cached after collation and replayed as a fresh copy each step" (launcher)
+    batch_source: str = "first batch of the loader, a fresh copy each step"
 
     @property
     def summary(self) -> str:
@@ -162,8 +212,10 @@ class OverfitResult:
             "final_accuracy": finite_or_none(self.final_accuracy),
             "num_classes": self.num_classes,
             "loss_differentiable": self.loss_differentiable,
+            "backward_per_step": self.backward_per_step,
+            "batch_source": self.batch_source,
         }
-        return _envelope(
+        return envelope(
             "overfit", "completed", self.verdict, self.summary, self.environment, payload
         )
 
@@ -285,9 +337,7 @@ class GradScanResult:
                 "exploding_above": self.exploding_above,
             },
         }
-        return _envelope(
-            "grads", "completed", self.verdict, self.summary, self.environment, payload
-        )
+        return envelope("grads", "completed", self.verdict, self.summary, self.environment, payload)
 
 
 def _fmt(value: float | None) -> str:

@@ -1,0 +1,325 @@
+"""The zero-config launcher on real, unmodified training scripts (tests/runtime/scripts/), each
+run in a real child process with real PyTorch on the CPU. Every test asserts the verdict and the
+lines the findings point at; every envelope is validated against the shipped JSON Schema.
+
+Lines are never hard-coded: scripts mark them with `# line: NAME` comments."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from envelope_schema import validate_envelope
+
+from torchlint.runtime.launcher import RunRequest, exit_status, run_check
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def line_of(script: str, marker: str) -> int:
+    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
+    found = [i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# line: {marker}")]
+    assert len(found) == 1, (script, marker, found)
+    return found[0]
+
+
+def launch(
+    script: str,
+    check: str = "overfit",
+    steps: int | None = 30,
+    timeout: float = 60,
+    args: list[str] | None = None,
+    cwd: Path | None = None,
+) -> dict[str, Any]:
+    result = run_check(
+        RunRequest(
+            check=check,
+            script=SCRIPTS / f"{script}.py",
+            args=args or [],
+            steps=steps,
+            timeout_s=timeout,
+            cwd=cwd,
+        )
+    )
+    return validate_envelope(result)
+
+
+def codes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Diagnostics by code (each code at most once in these scripts)."""
+    found: dict[str, dict[str, Any]] = {}
+    for diagnostic in result["diagnostics"]:
+        assert diagnostic["code"] not in found, result["diagnostics"]
+        found[diagnostic["code"]] = diagnostic
+    return found
+
+
+def at(diagnostic: dict[str, Any], script: str, marker: str) -> None:
+    assert Path(diagnostic["filename"]).name == f"{script}.py", diagnostic
+    assert diagnostic["line"] == line_of(script, marker), diagnostic
+
+
+# ---------------------------------------------------------------------------------------------
+# loops that must pass
+
+
+def test_plain_loop_passes_with_every_site_found(tmp_path: Path) -> None:
+    result = launch("plain", steps=60, cwd=tmp_path)
+    assert (result["status"], result["verdict"]) == ("completed", "pass")
+    assert exit_status(result) == 0
+    payload = result["payload"]
+    assert payload["steps_run"] == 60 and len(payload["loss_curve"]) == 60
+    assert payload["ratio"] <= 0.1
+    assert payload["expected_initial_loss"] == pytest.approx(math.log(4))
+    assert 0.7 < payload["initial_loss_vs_expected"] < 1.3
+    assert payload["final_accuracy"] == 1.0
+    assert payload["backward_per_step"] == 1.0
+    captured = result["captured"]
+    (loader,) = captured["loaders"]
+    assert loader["role"] == "train" and loader["site"]["line"] == line_of("plain", "loader")
+    (optimizer,) = captured["optimizers"]
+    assert optimizer["class"] == "Adam" and optimizer["site"]["line"] == line_of(
+        "plain", "optimizer"
+    )
+    assert captured["backward"]["site"]["line"] == line_of("plain", "backward")
+    assert captured["losses"][0]["site"]["line"] == line_of("plain", "loss")
+    assert captured["models"][0]["forward_site"]["line"] == line_of("plain", "loss")
+    assert result["environment"]["batch_size"] == 32
+    assert result["environment"]["loader"]["num_workers"] == 0
+    # nothing the script saves lands on disk; the report says which calls were discarded
+    assert result["isolation"]["torch_save"] == "discarded"
+    assert {s["line"] for s in result["isolation"]["saves_discarded"]} == {
+        line_of("plain", "save")
+    }
+    assert not (tmp_path / "checkpoint.pt").exists()
+    assert result["diagnostics"] == []
+
+
+def test_evaluate_first_is_not_mistaken_for_training() -> None:
+    result = launch("split", steps=60)
+    assert result["verdict"] == "pass", result["summary"]
+    roles = {loader["site"]["line"]: loader["role"] for loader in result["captured"]["loaders"]}
+    assert roles == {line_of("split", "train"): "train", line_of("split", "val"): "other"}
+    assert result["environment"]["loader"]["num_workers"] == 2
+    assert result["captured"]["backward"]["site"]["function"] == "train_one_epoch"
+    found = codes(result)
+    assert set(found) == {"TLR305"}  # evaluate() runs with gradients enabled
+    at(found["TLR305"], "split", "eval_forward")
+    assert found["TLR305"]["severity"] == "warning"
+
+
+def test_while_loop_with_dict_batches_and_accumulation() -> None:
+    result = launch("while_dict", steps=60)
+    assert result["verdict"] == "pass", result["summary"]
+    assert result["payload"]["backward_per_step"] == 2.0
+    assert result["captured"]["backward"]["site"]["line"] == line_of("while_dict", "backward")
+
+
+def test_two_optimizers_step_in_one_iteration() -> None:
+    result = launch("two_optimizers", steps=60)
+    assert result["verdict"] == "pass", result["summary"]
+    optimizers = result["captured"]["optimizers"]
+    assert [o["site"]["line"] for o in optimizers] == [
+        line_of("two_optimizers", "opt_enc"),
+        line_of("two_optimizers", "opt_dec"),
+    ]
+    assert [o["primary"] for o in optimizers] == [True, False]
+    assert all(o["steps"] >= 60 for o in optimizers)
+    assert len(result["captured"]["models"]) == 2
+
+
+def test_lbfgs_closure_counts_one_step_per_call() -> None:
+    result = launch("lbfgs", steps=20)
+    assert result["verdict"] == "pass", result["summary"]
+    assert result["payload"]["steps_run"] == 20
+    assert result["payload"]["backward_per_step"] > 1
+    assert result["captured"]["optimizers"][0]["step_site"]["line"] == line_of("lbfgs", "step")
+
+
+def test_script_arguments_reach_the_script() -> None:
+    passing = launch("args", steps=60)
+    failing = launch("args", steps=20, args=["--lr", "0"])
+    assert passing["verdict"] == "pass", passing["summary"]
+    assert failing["verdict"] == "fail" and failing["argv"] == ["--lr", "0"]
+    at(codes(failing)["TLR104"], "args", "optimizer")
+
+
+def test_setup_factory_runs_instead_of_the_script() -> None:
+    # the script's __main__ block never ends: finishing proves it was not run
+    result = launch("factory", steps=80, timeout=30)
+    assert (result["status"], result["verdict"]) == ("completed", "pass"), result["summary"]
+    assert result["payload"]["source"] == "torchlint_setup()"
+
+
+# ---------------------------------------------------------------------------------------------
+# loops that must fail, for the right reason, at the right line
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "marker"),
+    [
+        ("wrong_optimizer", "TLR105", "optimizer"),
+        ("lr_zero", "TLR104", "optimizer"),
+        ("detached", "TLR106", "backward"),
+        ("detached_plain", "TLR103", "backward"),
+    ],
+)
+def test_overfit_fails_and_names_the_cause(script: str, code: str, marker: str) -> None:
+    result = launch(script, steps=20)
+    assert (result["status"], result["verdict"]) == ("completed", "fail"), result["summary"]
+    assert exit_status(result) == 1
+    found = codes(result)
+    assert found[code]["severity"] == "error"
+    at(found[code], script, marker)
+
+
+def test_frozen_backbone_fails_and_points_at_the_backbone() -> None:
+    result = launch("frozen_backbone", steps=60)
+    assert result["verdict"] == "fail", result["summary"]
+    found = codes(result)
+    at(found["TLR100"], "frozen_backbone", "backward")
+    assert found["TLR204"]["severity"] == "warning"  # frozen parameters explain the failure
+    at(found["TLR204"], "frozen_backbone", "bb")
+    assert found["TLR204"]["evidence"]["params"][0].startswith("backbone.")
+
+
+def test_nan_is_reported_with_its_step() -> None:
+    result = launch("nan_step", steps=30)
+    assert result["verdict"] == "nan"
+    assert result["payload"]["nan_step"] == 6
+    assert all(v is not None for v in result["payload"]["loss_curve"][:6])
+    at(codes(result)["TLR101"], "nan_step", "backward")
+
+
+def test_labels_out_of_range_stop_before_the_loss_runs() -> None:
+    result = launch("labels", steps=30)
+    assert (result["status"], result["verdict"]) == ("completed", "fail")
+    finding = codes(result)["TLR301"]
+    at(finding, "labels", "loss")
+    assert finding["evidence"] == {"target_min": 1, "target_max": 4, "num_classes": 4}
+    assert "1-based" in finding["message"]
+
+
+def test_first_step_sanity_checks() -> None:
+    result = launch("sanity", steps=10)
+    found = codes(result)
+    at(found["TLR303"], "sanity", "loss")
+    assert found["TLR303"]["evidence"]["input_came_from"] == "softmax"
+    at(found["TLR304"], "sanity", "forward")
+    assert found["TLR304"]["evidence"]["mode_dependent_layers"] == ["layers.2"]
+
+
+def test_regression_shapes_that_broadcast() -> None:
+    result = launch("mse_broadcast", steps=10)
+    finding = codes(result)["TLR302"]
+    at(finding, "mse_broadcast", "loss")
+    assert finding["evidence"] == {"input_shape": [16, 1], "target_shape": [16]}
+
+
+# ---------------------------------------------------------------------------------------------
+# scripts that cannot be checked: a clear status, the line, exit 2
+
+
+def test_a_crash_is_reported_at_its_line() -> None:
+    result = launch("crash")
+    assert (result["status"], result["verdict"]) == ("error", None)
+    assert exit_status(result) == 2
+    assert result["error"]["kind"] == "crash"
+    assert result["error"]["site"]["line"] == line_of("crash", "raise")
+    assert "corrupt shard 17" in result["error"]["message"]
+    assert set(codes(result)) == {"TLR001"}  # no overfit verdict on a crashed run
+    at(codes(result)["TLR001"], "crash", "raise")
+
+
+def test_a_hang_times_out_at_the_stuck_line() -> None:
+    started = time.monotonic()
+    result = launch("hang", timeout=6)
+    elapsed = time.monotonic() - started
+    assert result["status"] == "timeout" and exit_status(result) == 2
+    assert elapsed < 6 + 4, elapsed
+    at(codes(result)["TLR002"], "hang", "hang")
+    assert "after 2 of 30 steps" in result["error"]["message"]
+
+
+def test_sys_exit_is_reported_with_its_status_and_line() -> None:
+    result = launch("sys_exit")
+    assert result["status"] == "error" and result["error"]["kind"] == "exit"
+    assert result["error"]["exit_code"] == 1
+    at(codes(result)["TLR004"], "sys_exit", "exit")
+
+
+def test_no_dataloader_is_a_capture_failure_with_advice() -> None:
+    result = launch("no_loader")
+    assert result["status"] == "capture_failed" and exit_status(result) == 2
+    missing = result["payload"]["missing"]
+    assert missing == ["no torch.utils.data.DataLoader was iterated"]
+    assert "torchlint_setup()" in result["payload"]["advice"]
+
+
+def test_missing_interpreter_is_an_error_not_an_exception(tmp_path: Path) -> None:
+    result = validate_envelope(
+        run_check(
+            RunRequest("overfit", SCRIPTS / "plain.py", python=str(tmp_path / "no-python"))
+        )
+    )
+    assert result["status"] == "error" and result["error"]["kind"] == "setup"
+
+
+# ---------------------------------------------------------------------------------------------
+# the gradient scan on the user's own loop
+
+
+def test_grads_finds_unused_frozen_and_unoptimised_parameters() -> None:
+    result = launch("grads_issues", check="grads", steps=3)
+    assert (result["status"], result["verdict"]) == ("completed", "problems")
+    found = codes(result)
+    at(found["TLR201"], "grads_issues", "aux")
+    assert found["TLR201"]["evidence"]["params"] == ["aux_head.weight", "aux_head.bias"]
+    at(found["TLR204"], "grads_issues", "embed")
+    at(found["TLR205"], "grads_issues", "optimizer")
+    assert found["TLR205"]["evidence"]["params"] == ["head.weight", "head.bias"]
+    statuses = {p["name"]: p["status"] for p in result["payload"]["params"]}
+    assert statuses == {
+        "embed.weight": "frozen",
+        "embed.bias": "frozen",
+        "body.weight": "ok",
+        "body.bias": "ok",
+        "head.weight": "not_in_optimizer",
+        "head.bias": "not_in_optimizer",
+        "aux_head.weight": "none",
+        "aux_head.bias": "none",
+    }
+    assert result["payload"]["steps_run"] == 3
+
+
+def test_grads_on_a_healthy_loop() -> None:
+    result = launch("plain", check="grads", steps=4)
+    assert (result["status"], result["verdict"]) == ("completed", "healthy"), result["summary"]
+    params = result["payload"]["params"]
+    assert [p["name"] for p in params] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert all(len(p["grad_norm"]) == 4 and None not in p["grad_norm"] for p in params)
+    assert all(n is not None and n > 0 for n in result["payload"]["global_grad_norm"])
+
+
+def test_grads_reports_the_first_nonfinite_step() -> None:
+    result = launch("nan_step", check="grads", steps=8)
+    assert result["verdict"] == "problems"
+    finding = codes(result)["TLR203"]
+    at(finding, "nan_step", "backward")
+    assert finding["evidence"]["step"] == 6
+
+
+def test_scripts_are_copied_nowhere_and_left_unchanged(tmp_path: Path) -> None:
+    """A check reads the script where it is and changes nothing in its folder."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    shutil.copy(SCRIPTS / "plain.py", folder / "train.py")
+    before = sorted(p.name for p in folder.iterdir())
+    result = validate_envelope(
+        run_check(RunRequest("overfit", folder / "train.py", steps=5, cwd=folder))
+    )
+    assert result["status"] == "completed"
+    assert sorted(p.name for p in folder.iterdir()) == before

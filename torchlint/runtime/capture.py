@@ -1,0 +1,931 @@
+"""Instrumentation of an unmodified training script, for the zero-config launcher.
+
+Runs only inside the child process that `torchlint run` starts. `Capture.install()` puts light
+hooks into PyTorch before the script runs:
+
+* global module forward hooks find the *root models* (modules with parameters called at depth 0),
+  and are swapped for hooks on those roots alone after the first optimizer step;
+* module and parameter registration hooks remember the line that created each submodule, so a
+  parameter's finding can point at its `self.layer = nn.X(...)` line;
+* `Optimizer.__init__` is wrapped (to know optimizers and their construction line before they
+  step) and the global optimizer step pre/post hooks count steps and scan gradients;
+* `torch.autograd.backward` is wrapped (it also serves `Tensor.backward`) to see the loss;
+* `DataLoader.__init__`/`__iter__` are wrapped: each batch is copied on fetch until the first
+  backward names the training loader (the loader whose batch preceded it, so an `evaluate()` run
+  first is not mistaken for training); in overfit mode that loader then yields a fresh copy of
+  its cached batch on every fetch;
+* during the first training step (and the last overfit step) a `TorchFunctionMode` watches the
+  loss functions for the cheap sanity checks.
+
+The script is stopped with `StopRun`, a `BaseException` that the user's `except Exception`
+cannot swallow, raised at the next fetch from the training loader once enough steps ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import math
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.overrides import TorchFunctionMode
+from torch.utils.data import DataLoader
+
+from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
+from torchlint.runtime.sites import Site, SiteFinder
+
+Emit = Callable[[dict[str, Any]], None]
+
+#: forwards recorded for the sanity checks (the first ones only)
+MAX_FORWARD_EVENTS = 64
+#: loss calls recorded (first step and final step)
+MAX_LOSS_CALLS = 32
+#: a loop that never fetches from the training loader again is stopped at a root forward once
+#: the primary optimizer is this many steps past the target
+FALLBACK_STOP_MARGIN = 2
+#: backward calls without any optimizer step before the run is stopped as "no optimizer"
+#: (far above any gradient-accumulation factor)
+MAX_BACKWARDS_WITHOUT_STEP = 256
+
+
+class StopRun(BaseException):
+    """Ends the user's script: enough steps ran, or a check already failed for a reason that
+    would make further steps meaningless (`reason` says which)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Finding:
+    """A runtime diagnostic before it is serialised: code, kebab-case name, severity, message,
+    the user's line, and the evidence behind it."""
+
+    code: str
+    name: str
+    severity: str
+    message: str
+    site: Site | None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "filename": self.site.filename if self.site else None,
+            "line": self.site.line if self.site else None,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(eq=False)
+class RootInfo:
+    module: nn.Module
+    forward_site: Site | None
+    forwards: int = 0
+
+
+@dataclass(eq=False)
+class OptimizerInfo:
+    optimizer: torch.optim.Optimizer
+    site: Site | None
+    step_site: Site | None = None
+    steps: int = 0
+
+
+@dataclass(eq=False)
+class LoaderInfo:
+    loader: DataLoader[Any]
+    site: Site | None
+    iter_site: Site | None = None
+    batches: int = 0
+    role: str = "other"
+    cached: Any = None  # a copy of the latest batch, until the training loader is known
+    batch_size_seen: int | None = None  # dim 0 of the first tensor of the first batch
+
+
+@dataclass(eq=False)
+class ForwardEvent:
+    root: RootInfo
+    training: bool
+    grad_enabled: bool
+    loader: LoaderInfo | None
+    site: Site | None
+    backward_followed: bool = False
+
+
+@dataclass(eq=False)
+class LossCall:
+    function: str
+    site: Site | None
+    phase: str  # "first" or "final"
+    input_shape: list[int] | None
+    target_shape: list[int] | None
+    num_classes: int | None
+    reduction: str | None
+    value: torch.Tensor | None = None
+    accuracy: torch.Tensor | None = None
+
+
+def _mode_dependent(module: nn.Module) -> list[str]:
+    """Names of the layers that behave differently in train and eval mode."""
+    kinds = (
+        nn.modules.dropout._DropoutNd,
+        nn.modules.batchnorm._BatchNorm,
+        nn.modules.instancenorm._InstanceNorm,
+    )
+    found: list[str] = []
+    for name, sub in module.named_modules():
+        if isinstance(sub, nn.modules.instancenorm._InstanceNorm) and not (sub.track_running_stats):
+            continue
+        if isinstance(sub, kinds):
+            found.append(name or type(sub).__name__)
+    return found
+
+
+_F = torch.nn.functional
+_CLASSIFICATION_LOSSES = {_F.cross_entropy: "cross_entropy", _F.nll_loss: "nll_loss"}
+_REGRESSION_LOSSES = {
+    _F.mse_loss: "mse_loss",
+    _F.l1_loss: "l1_loss",
+    _F.smooth_l1_loss: "smooth_l1_loss",
+    _F.huber_loss: "huber_loss",
+}
+_BINARY_LOSSES = {
+    _F.binary_cross_entropy_with_logits: "binary_cross_entropy_with_logits",
+    _F.binary_cross_entropy: "binary_cross_entropy",
+}
+_PROBABILITY_OPS = {
+    _F.softmax: "softmax",
+    torch.softmax: "softmax",
+    torch.Tensor.softmax: "softmax",
+    torch.sigmoid: "sigmoid",
+    torch.Tensor.sigmoid: "sigmoid",
+}
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+
+
+def _bind(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    signature = _SIGNATURES.get(func)
+    if signature is None:
+        signature = _SIGNATURES[func] = inspect.signature(func)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return {}
+    return dict(bound.arguments)
+
+
+class _LossSpy(TorchFunctionMode):
+    """Watches loss functions (and softmax/sigmoid outputs) while active. Runs the sanity checks
+    before the loss runs, so a call that would crash is explained first."""
+
+    def __init__(self, capture: Capture, phase: str) -> None:
+        super().__init__()
+        self.capture = capture
+        self.phase = phase
+        self.probabilities: dict[int, tuple[weakref.ref[torch.Tensor], str]] = {}
+        self.active = True
+
+    def came_from(self, tensor: Any) -> str | None:
+        if not isinstance(tensor, torch.Tensor):
+            return None
+        entry = self.probabilities.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            return entry[1]
+        return None
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if not self.active:
+            return func(*args, **kwargs)
+        op = _PROBABILITY_OPS.get(func)
+        if op is not None:
+            out = func(*args, **kwargs)
+            if isinstance(out, torch.Tensor):
+                self.probabilities[id(out)] = (weakref.ref(out), op)
+            return out
+        call: LossCall | None = None
+        if func in _CLASSIFICATION_LOSSES or func in _REGRESSION_LOSSES or func in _BINARY_LOSSES:
+            call = self.capture.check_loss_call(self, func, args, kwargs)
+        out = func(*args, **kwargs)
+        if call is not None and isinstance(out, torch.Tensor) and out.numel() == 1:
+            call.value = out.detach().float().reshape(())
+        return out
+
+
+class Capture:
+    """Everything the hooks learn about one run, and the hooks themselves."""
+
+    def __init__(self, mode: str, steps: int, project_root: Path, emit: Emit) -> None:
+        self.mode = mode  # "overfit" or "grads"
+        self.target_steps = steps
+        self.finder = SiteFinder(project_root)
+        self.emit = emit
+        self.roots: list[RootInfo] = []
+        self._roots_by_id: dict[int, RootInfo] = {}
+        self.optimizers: list[OptimizerInfo] = []
+        self._optimizers_by_id: dict[int, OptimizerInfo] = {}
+        self.primary: OptimizerInfo | None = None
+        self.loaders: list[LoaderInfo] = []
+        self._loaders_by_id: dict[int, LoaderInfo] = {}
+        self.train_loader: LoaderInfo | None = None
+        self.last_fetch: LoaderInfo | None = None
+        self.replay: Any = None
+        self.forwards: list[ForwardEvent] = []
+        self.loss_calls: list[LossCall] = []
+        self.findings: list[Finding] = []
+        self.backward_site: Site | None = None
+        self.backward_calls = 0
+        #: (primary optimizer steps before this backward, detached scalar loss or None)
+        self.backward_losses: list[tuple[int, torch.Tensor | None]] = []
+        self.stop_reason: str | None = None
+        self.nan_step: int | None = None
+        self.loss_differentiable = True
+        self.grad_scaler_used = False
+        self.autocast: str | None = None
+        self.saves_discarded: list[Site] = []
+        self.module_sites: weakref.WeakKeyDictionary[nn.Module, Site] = weakref.WeakKeyDictionary()
+        self.param_sites: weakref.WeakKeyDictionary[nn.Module, dict[str, Site]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.spy: _LossSpy | None = None
+        self._final_spy_started = False
+        self._depth = 0
+        self._global_handles: list[Any] = []
+        self._root_handles: list[Any] = []
+        self._registration_handles: list[Any] = []
+        self._step_handles: list[Any] = []
+        self._patches: list[tuple[Any, str, Any]] = []
+        # gradient scan (grads mode)
+        self.scan_names: list[str] = []
+        self.scan_params: list[nn.Parameter] = []
+        self.scan_optimizer_ids: set[int] = set()
+        self.scan_foreign = 0
+        self._scan_index: dict[int, int] = {}
+        self._scan_owned: dict[int, list[int]] = {}  # id(optimizer) -> its param indices
+        self._scan_orphans: list[int] = []  # trainable params in no optimizer
+        self.grad_rows: list[torch.Tensor] = []
+        self.weight_rows: list[torch.Tensor] = []
+        self.present_rows: list[torch.Tensor] = []
+
+    # ----------------------------------------------------------------------------------------
+    # installing and removing
+
+    def install(self) -> None:
+        module_hooks = torch.nn.modules.module
+        self._global_handles = [
+            module_hooks.register_module_forward_pre_hook(self._global_pre),
+            module_hooks.register_module_forward_hook(self._global_post, always_call=True),
+        ]
+        self._registration_handles = [
+            module_hooks.register_module_module_registration_hook(self._on_module_registered),
+            module_hooks.register_module_parameter_registration_hook(self._on_param_registered),
+        ]
+        import torch.optim.optimizer as optim
+
+        self._step_handles = [
+            optim.register_optimizer_step_pre_hook(self._on_step_pre),
+            optim.register_optimizer_step_post_hook(self._on_step_post),
+        ]
+        capture = self
+
+        original_opt_init = torch.optim.Optimizer.__init__
+
+        def optimizer_init(opt: Any, *args: Any, **kwargs: Any) -> None:
+            original_opt_init(opt, *args, **kwargs)
+            capture._register_optimizer(opt, capture.finder.find())
+
+        original_backward = torch.autograd.backward
+
+        def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+            capture._on_backward(tensors)
+            return original_backward(tensors, *args, **kwargs)
+
+        original_loader_init = DataLoader.__init__
+
+        def loader_init(loader: Any, *args: Any, **kwargs: Any) -> None:
+            original_loader_init(loader, *args, **kwargs)
+            capture._register_loader(loader, capture.finder.find())
+
+        original_loader_iter = DataLoader.__iter__
+
+        def loader_iter(loader: Any) -> Any:
+            return capture._wrap_iterator(loader, original_loader_iter(loader))
+
+        original_save = torch.save
+
+        def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
+            # serialised to memory, so an object that cannot be saved still fails as it would
+            original_save(obj, io.BytesIO(), *args, **kwargs)
+            site = capture.finder.find()
+            if site is not None and len(capture.saves_discarded) < 20:
+                capture.saves_discarded.append(site)
+
+        self._patch(torch.optim.Optimizer, "__init__", optimizer_init)
+        self._patch(torch.autograd, "backward", backward)
+        self._patch(DataLoader, "__init__", loader_init)
+        self._patch(DataLoader, "__iter__", loader_iter)
+        self._patch(torch, "save", save)
+        scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
+        if scaler_class is not None:
+            original_scale = scaler_class.scale
+
+            def scale(scaler: Any, outputs: Any) -> Any:
+                scaled = original_scale(scaler, outputs)
+                if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
+                    capture.grad_scaler_used = True
+                    if scaled is not outputs:
+                        scaled._torchlint_unscaled = outputs  # type: ignore[attr-defined]
+                return scaled
+
+            self._patch(scaler_class, "scale", scale)
+
+    def _patch(self, owner: Any, name: str, replacement: Any) -> None:
+        self._patches.append((owner, name, getattr(owner, name)))
+        setattr(owner, name, replacement)
+
+    def uninstall(self) -> None:
+        self._stop_spy()
+        for handle in (
+            self._global_handles
+            + self._root_handles
+            + self._registration_handles
+            + self._step_handles
+        ):
+            handle.remove()
+        self._global_handles = []
+        self._root_handles = []
+        self._registration_handles = []
+        self._step_handles = []
+        for owner, name, original in reversed(self._patches):
+            setattr(owner, name, original)
+        self._patches = []
+
+    # ----------------------------------------------------------------------------------------
+    # modules
+
+    def _on_module_registered(self, parent: nn.Module, name: str, module: Any) -> None:
+        if isinstance(module, nn.Module) and module not in self.module_sites:
+            site = self.finder.find()
+            if site is not None:
+                self.module_sites[module] = site
+
+    def _on_param_registered(self, module: nn.Module, name: str, param: Any) -> None:
+        if param is None:
+            return
+        site = self.finder.find()
+        if site is not None:
+            self.param_sites.setdefault(module, {}).setdefault(name, site)
+
+    def _global_pre(self, module: nn.Module, args: Any) -> None:
+        self._depth += 1
+        if self._depth == 1:
+            self._root_forward(module, discover=True)
+
+    def _global_post(self, module: nn.Module, args: Any, output: Any) -> None:
+        self._depth -= 1
+
+    def _root_pre(self, module: nn.Module, args: Any) -> None:
+        self._root_forward(module, discover=False)
+
+    def _root_forward(self, module: nn.Module, discover: bool) -> None:
+        info = self._roots_by_id.get(id(module))
+        if info is None:
+            if not discover or next(module.parameters(), None) is None:
+                return
+            info = RootInfo(module, self.finder.find())
+            self._roots_by_id[id(module)] = info
+            self.roots.append(info)
+        info.forwards += 1
+        if self.spy is not None and not self.spy.active:
+            self._stop_spy()
+        grad = torch.is_grad_enabled()
+        if len(self.forwards) < MAX_FORWARD_EVENTS:
+            site = info.forward_site if info.forwards == 1 else self.finder.find()
+            self.forwards.append(ForwardEvent(info, module.training, grad, self.last_fetch, site))
+        primary = self.primary
+        if grad and self.backward_calls == 0:
+            # (re)start the first-step window: a grad-enabled forward before any backward
+            self._stop_spy()
+            self._start_spy("first")
+            self._note_autocast(module)
+        elif (
+            grad
+            and self.mode == "overfit"
+            and primary is not None
+            and primary.steps == self.target_steps - 1
+            and not self._final_spy_started
+        ):
+            self._final_spy_started = True
+            self._start_spy("final")
+        if (
+            primary is not None
+            and self.stop_reason is not None
+            and primary.steps >= self.target_steps + FALLBACK_STOP_MARGIN
+        ):
+            raise StopRun(self.stop_reason)
+
+    def _note_autocast(self, module: nn.Module) -> None:
+        param = next(module.parameters(), None)
+        device_type = param.device.type if param is not None else "cpu"
+        try:
+            if torch.is_autocast_enabled(device_type):
+                self.autocast = str(torch.get_autocast_dtype(device_type)).removeprefix("torch.")
+            else:
+                self.autocast = None
+        except (TypeError, RuntimeError, AttributeError):
+            self.autocast = None
+
+    def _switch_to_root_hooks(self) -> None:
+        """After the first step the roots are known: drop the global module hooks (they fire
+        for every submodule call) and watch the roots alone."""
+        for handle in self._global_handles + self._registration_handles:
+            handle.remove()
+        self._global_handles = []
+        self._registration_handles = []
+        self._depth = 0
+        self._root_handles = [
+            root.module.register_forward_pre_hook(self._root_pre) for root in self.roots
+        ]
+
+    # ----------------------------------------------------------------------------------------
+    # loss spy
+
+    def _start_spy(self, phase: str) -> None:
+        spy = _LossSpy(self, phase)
+        spy.__enter__()  # type: ignore[no-untyped-call]
+        self.spy = spy
+
+    def _stop_spy(self) -> None:
+        spy, self.spy = self.spy, None
+        if spy is not None:
+            # the user's code may have changed the mode stack; then nothing is left to undo
+            with contextlib.suppress(RuntimeError, AssertionError, IndexError):
+                spy.__exit__(None, None, None)  # type: ignore[no-untyped-call]
+
+    def check_loss_call(
+        self, spy: _LossSpy, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> LossCall | None:
+        bound = _bind(func, args, kwargs)
+        inp = bound.get("input")
+        target = bound.get("target")
+        if not isinstance(inp, torch.Tensor) or not isinstance(target, torch.Tensor):
+            return None
+        name = str(
+            _CLASSIFICATION_LOSSES.get(func)
+            or _REGRESSION_LOSSES.get(func)
+            or _BINARY_LOSSES.get(func)
+            or getattr(func, "__name__", "loss")
+        )
+        site = self.finder.find()
+        reduction = bound.get("reduction", "mean")
+        classes: int | None = None
+        call = LossCall(
+            name,
+            site,
+            spy.phase,
+            list(inp.shape),
+            list(target.shape),
+            None,
+            reduction if isinstance(reduction, str) else None,
+        )
+        if func in _CLASSIFICATION_LOSSES:
+            classes = int(inp.shape[1]) if inp.dim() >= 2 else int(inp.shape[0])
+            call.num_classes = classes
+            if not target.is_floating_point():
+                self._check_labels(name, inp, target, classes, bound, site)
+                if inp.dim() == 2 and target.dim() == 1 and target.shape[0] == inp.shape[0]:
+                    with torch.no_grad():
+                        call.accuracy = (
+                            (inp.detach().argmax(dim=1) == target).float().mean().reshape(())
+                        )
+            if spy.phase == "first":
+                self._check_probabilities(spy, name, inp, site)
+        elif func in _REGRESSION_LOSSES and spy.phase == "first":
+            if list(inp.shape) != list(target.shape):
+                self._add_once(
+                    Finding(
+                        "TLR302",
+                        "loss-shape-broadcast",
+                        "error",
+                        f"{name} got input of shape {list(inp.shape)} and target of shape "
+                        f"{list(target.shape)}; they broadcast to "
+                        f"{list(torch.broadcast_shapes(inp.shape, target.shape))}, so every "  # type: ignore[no-untyped-call]
+                        "output is compared with every target. Make the shapes equal "
+                        "(e.g. `output.squeeze(-1)` or `target.unsqueeze(-1)`).",
+                        site,
+                        {"input_shape": list(inp.shape), "target_shape": list(target.shape)},
+                    )
+                )
+        elif (
+            func is _F.binary_cross_entropy_with_logits
+            and spy.phase == "first"
+            and spy.came_from(inp) == "sigmoid"
+        ):
+            self._add_once(
+                Finding(
+                    "TLR303",
+                    "probabilities-to-logits-loss",
+                    "error",
+                    f"{name} received the output of sigmoid, but it applies sigmoid itself: "
+                    "pass the raw logits (or use binary_cross_entropy on probabilities).",
+                    site,
+                    {"input_came_from": "sigmoid"},
+                )
+            )
+        if len(self.loss_calls) < MAX_LOSS_CALLS:
+            self.loss_calls.append(call)
+        return call
+
+    def _check_labels(
+        self,
+        name: str,
+        inp: torch.Tensor,
+        target: torch.Tensor,
+        classes: int,
+        bound: dict[str, Any],
+        site: Site | None,
+    ) -> None:
+        ignore = bound.get("ignore_index", -100)
+        valid = target[target != ignore] if isinstance(ignore, int) else target.reshape(-1)
+        if valid.numel() == 0:
+            return
+        low, high = int(valid.min()), int(valid.max())
+        if low >= 0 and high < classes:
+            return
+        if high == classes and low >= 1:
+            hint = (
+                f"The labels look 1-based ({low}..{high}): subtract 1 from them, so the "
+                f"classes are 0..{classes - 1}."
+            )
+        elif high >= classes:
+            hint = (
+                f"Either the model's last layer should output {high + 1} classes, or the "
+                "labels need remapping."
+            )
+        else:
+            hint = (
+                f"Negative labels are invalid; use ignore_index={ignore} (or pass "
+                "ignore_index=...) for positions that have no label."
+            )
+        finding = Finding(
+            "TLR301",
+            "label-out-of-range",
+            "error",
+            f"{name} targets range over {low}..{high}, but the output has {classes} classes "
+            f"(valid targets 0..{classes - 1}). {hint} On CUDA this shows up only as an "
+            "opaque device-side assert.",
+            site,
+            {"target_min": low, "target_max": high, "num_classes": classes},
+        )
+        self._add_once(finding)
+        raise StopRun("label_out_of_range")
+
+    def _check_probabilities(
+        self, spy: _LossSpy, name: str, inp: torch.Tensor, site: Site | None
+    ) -> None:
+        origin = spy.came_from(inp)
+        if origin is None and name == "cross_entropy" and inp.dim() >= 2 and inp.shape[1] > 1:
+            with torch.no_grad():
+                x = inp.detach()
+                if bool(x.min() >= 0) and bool(x.max() <= 1):
+                    sums = x.float().sum(dim=1)
+                    if bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-3)):
+                        origin = "probabilities"
+        if origin is None:
+            return
+        wants = "raw logits" if name == "cross_entropy" else "log-probabilities (log_softmax)"
+        self._add_once(
+            Finding(
+                "TLR303",
+                "probabilities-to-logits-loss",
+                "error",
+                f"{name} received {origin} outputs (each row sums to 1), but it expects "
+                f"{wants}: the loss applies log_softmax itself where needed, so gradients "
+                "shrink and training stalls. Drop the softmax before the loss.",
+                site,
+                {"input_came_from": origin},
+            )
+        )
+
+    def _add_once(self, finding: Finding) -> None:
+        if any(f.code == finding.code and f.site == finding.site for f in self.findings):
+            return
+        self.findings.append(finding)
+
+    # ----------------------------------------------------------------------------------------
+    # optimizers
+
+    def _register_optimizer(self, opt: Any, site: Site | None) -> OptimizerInfo:
+        info = self._optimizers_by_id.get(id(opt))
+        if info is None:
+            info = OptimizerInfo(opt, site)
+            self._optimizers_by_id[id(opt)] = info
+            self.optimizers.append(info)
+        return info
+
+    def _on_step_pre(self, opt: Any, args: Any, kwargs: Any) -> None:
+        info = self._optimizers_by_id.get(id(opt)) or self._register_optimizer(opt, None)
+        if self.primary is None:
+            self.primary = info
+        if info.step_site is None:
+            info.step_site = self.finder.find()
+        has_closure = bool(args) or bool(kwargs and kwargs.get("closure") is not None)
+        if self.mode == "grads" and not has_closure:
+            self._scan(info)
+        if info is self.primary and info.steps == 0 and not has_closure:
+            self._check_gradients_reach_model()
+
+    def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
+        info = self._optimizers_by_id.get(id(opt))
+        if info is None:
+            return
+        has_closure = bool(args) or bool(kwargs and kwargs.get("closure") is not None)
+        if self.mode == "grads" and has_closure:
+            self._scan(info)
+        if info is self.primary and info.steps == 0 and has_closure:
+            self._check_gradients_reach_model()
+        info.steps += 1
+        if info is not self.primary:
+            return
+        step = info.steps
+        if step == 1:
+            self._switch_to_root_hooks()
+        if self.mode == "overfit" and self.nan_step is None:
+            loss = self._loss_of_step(step - 1)
+            if loss is not None and not bool(torch.isfinite(loss)):
+                self.nan_step = step - 1
+                self.stop_reason = "nan"
+        if step >= self.target_steps and self.stop_reason is None:
+            self.stop_reason = "steps_done"
+        self.emit({"event": "step", "step": step, "of": self.target_steps})
+
+    def _check_gradients_reach_model(self) -> None:
+        """At the first step: when no trainable parameter of any root model has a gradient,
+        the loss is not connected to the model (a `.detach()` and a `requires_grad_()` that
+        silenced the error, or a loss built from `.data`)."""
+        trainable = [p for root in self.roots for p in root.module.parameters() if p.requires_grad]
+        if trainable and all(p.grad is None for p in trainable):
+            self._add_once(
+                Finding(
+                    "TLR106",
+                    "no-gradient-reaches-model",
+                    "error",
+                    f"after the first backward, none of the model's {len(trainable)} trainable "
+                    "parameter tensors has a gradient: the loss is not connected to the model "
+                    "(detached outputs, `.data`, or a `requires_grad_()` on the loss that "
+                    "silenced the error), so nothing can learn.",
+                    self.backward_site,
+                    {"trainable_parameters": len(trainable)},
+                )
+            )
+
+    def _loss_of_step(self, step: int) -> torch.Tensor | None:
+        for index in range(len(self.backward_losses) - 1, -1, -1):
+            k, loss = self.backward_losses[index]
+            if k < step:
+                return None
+            if k == step and (index == 0 or self.backward_losses[index - 1][0] < step):
+                return loss
+        return None
+
+    # ----------------------------------------------------------------------------------------
+    # gradient scan
+
+    def _prepare_scan(self) -> None:
+        seen: set[int] = set()
+        many = len(self.roots) > 1
+        for root in self.roots:
+            prefix = f"{type(root.module).__name__}." if many else ""
+            for name, param in root.module.named_parameters():
+                if id(param) in seen:
+                    continue
+                seen.add(id(param))
+                self._scan_index[id(param)] = len(self.scan_params)
+                self.scan_names.append(prefix + name)
+                self.scan_params.append(param)
+        for info in self.optimizers:
+            owned: list[int] = []
+            for group in info.optimizer.param_groups:
+                for param in group["params"]:
+                    self.scan_optimizer_ids.add(id(param))
+                    index = self._scan_index.get(id(param))
+                    if index is None:
+                        self.scan_foreign += 1
+                    elif param.requires_grad:
+                        owned.append(index)
+            self._scan_owned[id(info.optimizer)] = owned
+        self._scan_orphans = [
+            i
+            for i, p in enumerate(self.scan_params)
+            if p.requires_grad and id(p) not in self.scan_optimizer_ids
+        ]
+
+    def _scan(self, info: OptimizerInfo) -> None:
+        """Norms of this optimizer's gradients (and, at the primary's step, of trainable
+        parameters in no optimizer) at its k-th step, as one foreach call; kept on device."""
+        k = info.steps
+        if k >= self.target_steps:
+            return
+        if not self.scan_params:
+            self._prepare_scan()
+            if not self.scan_params:
+                return
+        indices = list(self._scan_owned.get(id(info.optimizer), []))
+        if info is self.primary:
+            indices += self._scan_orphans
+        if not indices:
+            return
+        count = len(self.scan_params)
+        device = self.scan_params[indices[0]].device
+        while len(self.grad_rows) <= k:
+            self.grad_rows.append(torch.full((count,), math.nan, device=device))
+            self.weight_rows.append(torch.full((count,), math.nan, device=device))
+            self.present_rows.append(torch.zeros(count, dtype=torch.bool))
+        params = self.scan_params
+        with_grad = [i for i in indices if params[i].grad is not None]
+        with torch.no_grad():
+            if with_grad:
+                grads = [g for i in with_grad if (g := params[i].grad) is not None]
+                where = torch.tensor(with_grad, dtype=torch.long, device=device)
+                self.grad_rows[k][where] = foreach_norms(grads, device)
+                self.present_rows[k][with_grad] = True
+            where_all = torch.tensor(indices, dtype=torch.long, device=device)
+            self.weight_rows[k][where_all] = foreach_norms(
+                [params[i].detach() for i in indices], device
+            )
+
+    # ----------------------------------------------------------------------------------------
+    # backward
+
+    def _on_backward(self, tensors: Any) -> None:
+        loss = tensors
+        if isinstance(tensors, (list, tuple)) and tensors:
+            loss = tensors[0]
+        if not isinstance(loss, torch.Tensor):
+            return
+        loss = getattr(loss, "_torchlint_unscaled", loss)
+        first = self.backward_calls == 0
+        self.backward_calls += 1
+        if first:
+            self.backward_site = self.finder.find()
+            self._on_first_backward()
+            if self.mode == "overfit" and self.train_loader is None:
+                # nothing to replay: say so now, not at the timeout
+                self.stop_reason = "no_loader"
+                raise StopRun(self.stop_reason)
+        if self.primary is None and self.backward_calls > MAX_BACKWARDS_WITHOUT_STEP:
+            self.stop_reason = "no_optimizer"
+            raise StopRun(self.stop_reason)
+        if self.forwards and self.forwards[-1].grad_enabled:
+            self.forwards[-1].backward_followed = True
+        if self.spy is not None:
+            # Tensor.backward may be running inside the spy's own dispatch (the mode is popped
+            # while its handler runs), so it cannot leave the mode stack here: it goes quiet,
+            # and the next root forward removes it.
+            self.spy.active = False
+        if not loss.requires_grad:
+            self.loss_differentiable = False
+            self._add_once(
+                Finding(
+                    "TLR103",
+                    "loss-not-differentiable",
+                    "error",
+                    "backward() was called on a loss that does not require grad: it was "
+                    "computed from detached tensors (`.detach()`, `.data`, `.item()`) or under "
+                    "no_grad, so no parameter can learn. Compute the loss from the model's "
+                    "output directly.",
+                    self.backward_site,
+                    {"requires_grad": False},
+                )
+            )
+            raise StopRun("loss_not_differentiable")
+        steps = self.primary.steps if self.primary is not None else 0
+        value = loss.detach().float().reshape(()) if loss.numel() == 1 else None
+        if len(self.backward_losses) < 50 * (self.target_steps + FALLBACK_STOP_MARGIN + 1):
+            self.backward_losses.append((steps, value))
+
+    def _on_first_backward(self) -> None:
+        train = self.last_fetch
+        if train is not None:
+            self.train_loader = train
+            train.role = "train"
+            if self.mode == "overfit":
+                self.replay = train.cached
+            for loader in self.loaders:
+                loader.cached = None
+        forward = next((f for f in reversed(self.forwards) if f.grad_enabled), None)
+        if forward is not None and not forward.training:
+            layers = _mode_dependent(forward.root.module)
+            if layers:
+                shown = ", ".join(layers[:4]) + (" ..." if len(layers) > 4 else "")
+                self._add_once(
+                    Finding(
+                        "TLR304",
+                        "eval-mode-training",
+                        "warning",
+                        f"the training step ran {type(forward.root.module).__name__} in eval "
+                        f"mode, so {shown} behave as at inference (dropout off, BatchNorm on "
+                        "running statistics). Call model.train() before training (and again "
+                        "after each evaluation).",
+                        forward.site,
+                        {"mode_dependent_layers": layers[:20]},
+                    )
+                )
+        self.emit({"event": "captured", "summary": self.describe()})
+
+    def describe(self) -> str:
+        parts = [
+            f"{len(self.roots)} model(s)",
+            f"{len(self.optimizers)} optimizer(s)",
+            f"{len(self.loaders)} loader(s)",
+        ]
+        return "captured " + ", ".join(parts)
+
+    # ----------------------------------------------------------------------------------------
+    # loaders
+
+    def _register_loader(self, loader: Any, site: Site | None) -> LoaderInfo:
+        info = self._loaders_by_id.get(id(loader))
+        if info is None:
+            info = LoaderInfo(loader, site)
+            self._loaders_by_id[id(loader)] = info
+            self.loaders.append(info)
+        return info
+
+    def _wrap_iterator(self, loader: Any, inner: Iterator[Any]) -> _CapturedIterator:
+        info = self._loaders_by_id.get(id(loader)) or self._register_loader(loader, None)
+        if info.iter_site is None:
+            info.iter_site = self.finder.find()
+        return _CapturedIterator(self, info, inner)
+
+    def next_batch(self, info: LoaderInfo, inner: Iterator[Any]) -> Any:
+        if info is self.train_loader:
+            if self.stop_reason is not None:
+                raise StopRun(self.stop_reason)
+            if self.replay is not None:
+                info.batches += 1
+                self.last_fetch = info
+                return map_tensors(self.replay, torch.Tensor.clone)
+        batch = next(inner)
+        info.batches += 1
+        self.last_fetch = info
+        if self.train_loader is None and self.mode == "overfit":
+            info.cached = map_tensors(batch, lambda t: t.detach().clone())
+        if info.batch_size_seen is None:
+            tensor = first_tensor(batch)
+            if tensor is not None and tensor.dim() > 0:
+                info.batch_size_seen = int(tensor.shape[0])
+        return batch
+
+
+class _CapturedIterator:
+    """Stands in for a DataLoader iterator: delegates to it, through `Capture.next_batch`."""
+
+    def __init__(self, capture: Capture, info: LoaderInfo, inner: Iterator[Any]) -> None:
+        self._capture = capture
+        self._info = info
+        self._inner = inner
+
+    def __iter__(self) -> _CapturedIterator:
+        return self
+
+    def __next__(self) -> Any:
+        return self._capture.next_batch(self._info, self._inner)
+
+    def __len__(self) -> int:
+        return len(self._inner)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def loader_settings(loader: Any) -> dict[str, Any]:
+    """The settings of a DataLoader that matter for speed and correctness."""
+    prefetch = getattr(loader, "prefetch_factor", None)
+    size = getattr(loader, "batch_size", None)
+    return {
+        "batch_size": size if isinstance(size, int) else None,
+        "num_workers": int(getattr(loader, "num_workers", 0) or 0),
+        "pin_memory": bool(getattr(loader, "pin_memory", False)),
+        "persistent_workers": bool(getattr(loader, "persistent_workers", False)),
+        "prefetch_factor": prefetch if isinstance(prefetch, int) else None,
+        "drop_last": bool(getattr(loader, "drop_last", False)),
+    }

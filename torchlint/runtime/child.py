@@ -1,0 +1,191 @@
+"""The child process of `torchlint run`: runs the user's script under `Capture` and reports.
+
+Started only by `torchlint.runtime.launcher` as
+``python -m torchlint.runtime.child --check overfit --steps N --events-fd FD --script PATH --
+ARGS...``. Progress and the final envelope go to the events file descriptor as JSON lines, so
+nothing the script prints can be mistaken for them. The process ends with `os._exit`, so
+leftover non-daemon threads or `atexit` handlers of the script cannot keep it alive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import faulthandler
+import json
+import os
+import runpy
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+#: environment given to the script during a check (also reported in the envelope)
+CHECK_ENVIRONMENT = {"WANDB_MODE": "disabled", "TORCHLINT_RUN": "1"}
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m torchlint.runtime.child")
+    parser.add_argument("--check", choices=("overfit", "grads"), required=True)
+    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--events-fd", type=int, required=True)
+    parser.add_argument("--timeout", type=float, required=True)
+    parser.add_argument("--hang-dump", default=None)
+    parser.add_argument("--dump-after", type=float, default=None)
+    parser.add_argument("--script", required=True)
+    parser.add_argument("script_args", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv)
+    if args.script_args and args.script_args[0] == "--":
+        args.script_args = args.script_args[1:]
+    return args
+
+
+def defines_setup(script: Path) -> bool:
+    """Whether the script defines a module-level `torchlint_setup()` (read, never run)."""
+    try:
+        tree = ast.parse(script.read_bytes(), filename=str(script))
+    except (SyntaxError, ValueError, OSError):
+        return False
+    return any(
+        isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "torchlint_setup"
+        for node in tree.body
+    )
+
+
+class Events:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        try:
+            self.stream.write(json.dumps(event, allow_nan=False) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # the parent went away; the run ends anyway
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    events = Events(os.fdopen(args.events_fd, "w", encoding="utf-8"))
+    code = 0
+    try:
+        _run(args, events)
+    except BaseException as exc:  # our own failure: report it, never a bare traceback
+        from torchlint.runtime.results import envelope, error_info
+
+        detail = "".join(traceback.format_exception(exc)).splitlines()[-12:]
+        result = envelope(args.check, "error", None, f"torchlint internal error: {exc!r}", None, {})
+        result["error"] = error_info("internal", repr(exc), None, None, detail)
+        result["script"] = args.script
+        result["argv"] = list(args.script_args)
+        events({"event": "result", "envelope": result})
+        code = 3
+    for stream in (sys.stdout, sys.stderr, events.stream):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def _run(args: argparse.Namespace, events: Events) -> None:
+    script = Path(args.script).resolve()
+    if args.hang_dump and args.dump_after:
+        dump = open(args.hang_dump, "w", encoding="utf-8")  # noqa: SIM115 (kept until exit)
+        faulthandler.dump_traceback_later(args.dump_after, repeat=False, file=dump)
+    started = time.monotonic()
+    os.environ.update(CHECK_ENVIRONMENT)
+    sys.argv = [str(script), *args.script_args]
+    sys.path[0] = str(script.parent)
+    isolation = {
+        "process": "child",
+        "timeout_s": args.timeout,
+        "torch_save": "discarded",
+        "working_directory": os.getcwd(),
+        "environment": dict(CHECK_ENVIRONMENT),
+        "saves_discarded": [],
+    }
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        from torchlint.runtime.results import envelope, error_info
+
+        result = envelope(
+            args.check,
+            "error",
+            None,
+            f"PyTorch cannot be imported by {sys.executable}: {exc}",
+            None,
+            {},
+        )
+        result["error"] = error_info("setup", str(exc))
+        result.update(script=str(script), argv=list(args.script_args), isolation=isolation)
+        events({"event": "result", "envelope": result})
+        return
+
+    if defines_setup(script):
+        from torchlint.runtime.setup_factory import run_setup
+
+        result = run_setup(args.check, script, args.steps, events)
+    else:
+        result = _run_script(args, script, events, isolation)
+    result["duration_s"] = round(time.monotonic() - started, 3)
+    result["script"] = str(script)
+    result["argv"] = list(args.script_args)
+    if result.get("isolation") is None:
+        result["isolation"] = isolation
+    events({"event": "result", "envelope": result})
+
+
+def _run_script(
+    args: argparse.Namespace, script: Path, events: Events, isolation: dict[str, Any]
+) -> dict[str, Any]:
+    import torch
+
+    from torchlint.runtime.assemble import Outcome, build_envelope
+    from torchlint.runtime.capture import Capture, StopRun
+
+    capture = Capture(args.check, args.steps, script.parent, events)
+    started = time.monotonic()
+    capture.install()
+    outcome: Outcome
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+        outcome = Outcome("finished")
+    except StopRun as stop:
+        outcome = Outcome("stopped", reason=stop.reason)
+    except SystemExit as exc:
+        code = exc.code
+        exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+        message = "" if isinstance(code, int) or code is None else str(code)
+        outcome = Outcome(
+            "exit",
+            exit_code=exit_code,
+            message=message,
+            site=capture.finder.find_in_traceback(exc.__traceback__),
+        )
+    except BaseException as exc:
+        oom = isinstance(exc, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError)))
+        tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]
+        outcome = Outcome(
+            "crash",
+            message=f"{type(exc).__name__}: {exc}".strip()[:2000],
+            site=capture.finder.find_in_traceback(exc.__traceback__),
+            oom=oom,
+            traceback_tail=tail,
+        )
+    finally:
+        capture.uninstall()
+    isolation["saves_discarded"] = [site.to_json() for site in capture.saves_discarded]
+    return build_envelope(
+        capture,
+        outcome,
+        script=str(script),
+        argv=list(args.script_args),
+        duration_s=time.monotonic() - started,
+        isolation=isolation,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""`torchlint run overfit|grads SCRIPT [-- ARGS]`: the command-line face of the launcher."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from torchlint.runtime.launcher import RunRequest, exit_status, run_check
+
+
+class RunUsageError(Exception):
+    """A `torchlint run` invocation that cannot start (reported with exit status 2)."""
+
+
+def request_from(args: argparse.Namespace) -> RunRequest:
+    script = Path(args.script)
+    if not script.is_file():
+        raise RunUsageError(f"{args.script}: no such file")
+    if args.steps is not None and args.steps < 1:
+        raise RunUsageError("--steps must be at least 1")
+    if args.timeout <= 0:
+        raise RunUsageError("--timeout must be positive")
+    script_args = list(args.script_args or [])
+    if script_args and script_args[0] == "--":
+        script_args = script_args[1:]
+    return RunRequest(
+        check=args.check,
+        script=script,
+        args=script_args,
+        steps=args.steps,
+        timeout_s=args.timeout,
+        python=args.python or sys.executable,
+        cwd=Path.cwd(),
+        echo_output=sys.stderr if args.show_output else None,
+    )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    try:
+        request = request_from(args)
+    except RunUsageError as exc:
+        print(f"torchlint: error: {exc}", file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        result = run_check(request)
+        sys.stdout.write(json.dumps(result, indent=2, allow_nan=False) + "\n")
+    else:
+        from torchlint.runtime.report import ProgressDisplay, make_console, render_report
+
+        console = make_console()
+        with ProgressDisplay(console, request.check, request.step_count) as on_event:
+            result = run_check(request, on_event=on_event)
+        render_report(result, console)
+    if args.output:
+        Path(args.output).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")
+    return exit_status(result)

@@ -1,0 +1,348 @@
+"""The parent side of `torchlint run`: starts the child, watches it, and always returns an
+envelope, whatever the user's script does.
+
+The script runs in its own process group (so DataLoader workers and anything else it forks are
+killed with it), with a wall-clock limit. Progress and the result arrive as JSON lines on a
+dedicated pipe; the script's own stdout and stderr are read into bounded buffers (a script that
+prints megabytes cannot block or exhaust us), and their last lines go into error reports. Just
+before the limit, the child's `faulthandler` writes every thread's stack to a file, so a hang is
+reported with the line the script was stuck on. Needs no torch in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from torchlint.runtime.results import envelope, error_info
+from torchlint.runtime.sites import parse_traceback_dump
+
+OnEvent = Callable[[dict[str, Any]], None]
+
+DEFAULT_STEPS = {"overfit": 200, "grads": 5}
+DEFAULT_TIMEOUT_S = 300.0
+#: lines of the script's output kept for error reports, and the longest line kept
+TAIL_LINES = 200
+MAX_LINE = 2000
+#: lines of output quoted in an error report
+REPORTED_TAIL = 20
+
+
+@dataclass
+class RunRequest:
+    """One runtime check of one script. `python` is the interpreter that runs the script (it
+    needs torch; torchlint itself is put on its path); `cwd` is the script's working directory
+    (default: the current one, where the user would run `python train.py`)."""
+
+    check: str
+    script: Path
+    args: list[str] = field(default_factory=list)
+    steps: int | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    python: str = sys.executable
+    cwd: Path | None = None
+    echo_output: IO[str] | None = None
+
+    @property
+    def step_count(self) -> int:
+        return self.steps if self.steps is not None else DEFAULT_STEPS[self.check]
+
+
+class _Tail:
+    """The last lines of a stream, read on a thread (optionally echoed)."""
+
+    def __init__(self, stream: IO[bytes], echo: IO[str] | None) -> None:
+        self.lines: deque[str] = deque(maxlen=TAIL_LINES)
+        self.total_bytes = 0
+        self._echo = echo
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        for raw in iter(lambda: stream.readline(1 << 16), b""):
+            self.total_bytes += len(raw)
+            text = raw.decode("utf-8", "replace").rstrip("\r\n")
+            self.lines.append(text[:MAX_LINE])
+            if self._echo is not None:
+                try:
+                    self._echo.write(text + "\n")
+                except (OSError, ValueError):
+                    self._echo = None
+        stream.close()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+class _Events:
+    def __init__(self, fd: int, on_event: OnEvent | None) -> None:
+        self.result: dict[str, Any] | None = None
+        self.last_step: dict[str, Any] | None = None
+        self.captured = False
+        self._on_event = on_event
+        self._thread = threading.Thread(target=self._read, args=(fd,), daemon=True)
+        self._thread.start()
+
+    def _read(self, fd: int) -> None:
+        with open(fd, "rb") as stream:
+            for raw in stream:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict):
+                    continue
+                kind = event.get("event")
+                if kind == "result" and isinstance(event.get("envelope"), dict):
+                    self.result = event["envelope"]
+                elif kind == "step":
+                    self.last_step = event
+                elif kind == "captured":
+                    self.captured = True
+                if self._on_event is not None:
+                    try:
+                        self._on_event(event)
+                    except Exception:  # a broken progress display must not lose the result
+                        self._on_event = None
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    package_parent = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
+    return env
+
+
+def run_check(
+    request: RunRequest,
+    on_event: OnEvent | None = None,
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Run one check in a child process and return its envelope. Never raises for anything the
+    script does; a child that does not report (crash of the interpreter, kill, timeout,
+    `os._exit`) gets an envelope built here."""
+    script = request.script.resolve()
+    started = time.monotonic()
+    timeout = max(1.0, float(request.timeout_s))
+    with tempfile.TemporaryDirectory(prefix="torchlint-run-") as scratch:
+        dump = Path(scratch) / "stacks.txt"
+        read_fd, write_fd = os.pipe()
+        command = [
+            request.python,
+            "-m",
+            "torchlint.runtime.child",
+            "--check",
+            request.check,
+            "--steps",
+            str(request.step_count),
+            "--events-fd",
+            str(write_fd),
+            "--timeout",
+            str(timeout),
+            "--hang-dump",
+            str(dump),
+            "--dump-after",
+            str(max(0.5, timeout - min(2.0, timeout * 0.1))),
+            "--script",
+            str(script),
+            "--",
+            *request.args,
+        ]
+        try:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                start_new_session=True,
+                cwd=str(request.cwd) if request.cwd is not None else None,
+                env=_child_env(),
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            os.close(write_fd)
+            return _parent_envelope(
+                request,
+                "error",
+                error_info("setup", f"could not start {request.python}: {exc}"),
+                f"{request.check}: could not start {request.python}: {exc}",
+                started,
+            )
+        os.close(write_fd)
+        assert process.stdout is not None and process.stderr is not None
+        events = _Events(read_fd, on_event)
+        out = _Tail(process.stdout, request.echo_output)
+        err = _Tail(process.stderr, request.echo_output)
+        deadline = started + timeout
+        ended = "exited"
+        while process.poll() is None:
+            if cancel is not None and cancel.is_set():
+                ended = "cancelled"
+                break
+            if time.monotonic() >= deadline:
+                ended = "timeout"
+                break
+            time.sleep(0.05)
+        _kill_group(process)  # the script's leftover workers and forks go with it
+        process.wait()
+        for reader in (events, out, err):
+            reader.join(2.0)
+        hang_text = dump.read_text("utf-8", "replace") if dump.exists() else ""
+
+    result = events.result
+    if result is not None and ended == "exited":
+        _fill_tail(result, err, out)
+        return result
+    return _failure_envelope(
+        request, ended, process.returncode, events, out, err, hang_text, started
+    )
+
+
+def _output_tail(err: _Tail, out: _Tail) -> list[str]:
+    lines = list(err.lines) or list(out.lines)
+    return lines[-REPORTED_TAIL:]
+
+
+def _fill_tail(result: dict[str, Any], err: _Tail, out: _Tail) -> None:
+    error = result.get("error")
+    if isinstance(error, dict) and not error.get("output_tail"):
+        error["output_tail"] = _output_tail(err, out)
+
+
+def _parent_envelope(
+    request: RunRequest,
+    status: str,
+    error: dict[str, Any],
+    summary: str,
+    started: float,
+    diagnostics: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    result = envelope(request.check, status, None, summary, None, {})
+    result.update(
+        script=str(request.script.resolve()),
+        argv=list(request.args),
+        duration_s=round(time.monotonic() - started, 3),
+        error=error,
+        diagnostics=diagnostics or [],
+    )
+    return result
+
+
+def _failure_envelope(
+    request: RunRequest,
+    ended: str,
+    returncode: int | None,
+    events: _Events,
+    out: _Tail,
+    err: _Tail,
+    hang_text: str,
+    started: float,
+) -> dict[str, Any]:
+    tail = _output_tail(err, out)
+    steps = (events.last_step or {}).get("step", 0)
+    progress = (
+        f"after {steps} of {request.step_count} steps"
+        if events.captured
+        else "before a training step was captured"
+    )
+    name = request.script.name
+    if ended == "timeout":
+        site = parse_traceback_dump(hang_text, request.script.resolve().parent)
+        where = f", at {Path(site.filename).name}:{site.line} in {site.function}" if site else ""
+        message = (
+            f"{name} did not finish within {request.timeout_s:g} s ({progress}{where}); it was "
+            "stopped with its whole process group. Raise --timeout for slow first steps, or "
+            "look for a loop that waits forever."
+        )
+        diagnostics = []
+        if site is not None:
+            diagnostics.append(
+                {
+                    "code": "TLR002",
+                    "name": "script-timeout",
+                    "severity": "error",
+                    "message": message,
+                    "filename": site.filename,
+                    "line": site.line,
+                    "evidence": {"timeout_s": request.timeout_s, "steps": steps},
+                }
+            )
+        return _parent_envelope(
+            request,
+            "timeout",
+            error_info("timeout", message, site.to_json() if site else None, None, tail),
+            f"{request.check}: timed out {progress}",
+            started,
+            diagnostics,
+        )
+    if ended == "cancelled":
+        message = f"{request.check} of {name} was cancelled {progress}"
+        return _parent_envelope(
+            request, "error", error_info("cancelled", message, None, None, tail), message, started
+        )
+    if returncode is not None and returncode < 0:
+        signame = _signal_name(-returncode)
+        if -returncode == signal.SIGKILL:
+            kind = "killed"
+            message = (
+                f"{name} was killed by {signame} {progress}; with no other cause, this is "
+                "usually the kernel's out-of-memory killer: reduce the batch size or the model."
+            )
+        else:
+            kind = "crash"
+            message = f"{name} was killed by {signame} {progress}"
+        return _parent_envelope(
+            request,
+            "error",
+            error_info(kind, message, None, returncode, tail),
+            f"{request.check}: {message}",
+            started,
+        )
+    message = (
+        f"{name} ended the process with exit status {returncode} {progress} without letting "
+        "torchlint report (os._exit or a fatal error in native code)"
+    )
+    return _parent_envelope(
+        request,
+        "error",
+        error_info("exit", message, None, returncode, tail),
+        f"{request.check}: {message}",
+        started,
+    )
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """0 the check passed, 1 it failed, 2 it could not run."""
+    if result.get("status") != "completed":
+        return 2
+    return 0 if result.get("verdict") in ("pass", "healthy") else 1
