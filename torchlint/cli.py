@@ -189,7 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run your unmodified training script in a child process under light "
         "instrumentation and check the training step: `overfit` replays the first training "
         "batch and expects the loss to collapse; `grads` scans every parameter's gradient. "
+        "Arguments for the script go after `--`: torchlint run overfit train.py -- --lr 0.1. "
         "Exit status: 0 pass, 1 the check failed, 2 it could not run.",
+        usage="torchlint run {overfit,grads} SCRIPT [options] [-- SCRIPT_ARGS ...]",
     )
     run.add_argument("check", choices=("overfit", "grads"), help="which check")
     run.add_argument("script", metavar="SCRIPT", help="the training script, as you run it")
@@ -227,12 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PYTHON",
         default=None,
         help="interpreter that runs the script (default: the one running torchlint)",
-    )
-    run.add_argument(
-        "script_args",
-        nargs=argparse.REMAINDER,
-        metavar="-- ARGS",
-        help="arguments for the script, after --",
     )
 
     commands.add_parser(
@@ -643,9 +639,20 @@ def _prepare_streams() -> None:
                 stream.reconfigure(errors="backslashreplace")
 
 
+def _split_script_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """`torchlint run ... -- ARGS`: everything after the first `--` belongs to the script."""
+    arguments = list(argv)
+    if "--" in arguments and "run" in arguments[: arguments.index("--")]:
+        cut = arguments.index("--")
+        return arguments[:cut], arguments[cut + 1 :]
+    return arguments, []
+
+
 def _run(argv: Sequence[str]) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own, script_args = _split_script_args(argv)
+    args = parser.parse_args(own)
+    args.script_args = script_args
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -11,7 +11,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from torchlint.runtime.capture import Capture, Finding, LoaderInfo, loader_settings
+from torchlint.runtime.capture import Capture
+from torchlint.runtime.captured import Finding, LoaderInfo, loader_settings
 from torchlint.runtime.core import (
     ABSOLUTE_FLOOR,
     FINAL_WINDOW,
@@ -44,7 +45,11 @@ _GRAD_CODES = {
     "optimizer_params_not_in_model": ("TLR206", "optimizer-params-not-in-model"),
     "vanishing": ("TLR207", "vanishing-gradients"),
     "exploding": ("TLR208", "exploding-gradients"),
+    "loss_not_differentiable": ("TLR103", "loss-not-differentiable"),
 }
+
+_CRASHED = ("TLR001", "script-crashed")
+_GRAD_SCAN_CODES = {code for code, _ in _GRAD_CODES.values()}
 
 _LIGHTNING = "PyTorch Lightning: use Trainer(overfit_batches=1) for its own overfit test"
 _FRAMEWORKS = {
@@ -509,9 +514,21 @@ def grads_result(capture: Capture) -> tuple[GradScanResult, list[Finding]]:
     )
     findings: list[Finding] = []
     for finding in result.findings:
-        code, name = _GRAD_CODES.get(finding.kind, ("TLR209", finding.kind.replace("_", "-")))
-        if finding.kind in ("not_in_optimizer", "frozen", "optimizer_params_not_in_model"):
+        if finding.kind not in _GRAD_CODES or finding.kind in ("not_in_optimizer", "frozen"):
             continue  # reported by coverage_findings / frozen_finding with better anchors
+        code, name = _GRAD_CODES[finding.kind]
+        if finding.kind == "optimizer_params_not_in_model":
+            owner = capture.primary or (capture.optimizers[0] if capture.optimizers else None)
+            findings.append(
+                Finding(
+                    code,
+                    name,
+                    finding.severity,
+                    finding.message,
+                    owner.site if owner is not None else None,
+                )
+            )
+            continue
         if finding.kind == "nonfinite_gradient":
             findings.append(
                 Finding(
@@ -625,8 +642,17 @@ def build_envelope(
             grads, extra = grads_result(capture)
             findings += extra
             result = grads.to_json()
-            if any(f.severity in ("error", "warning") for f in findings):
+            extra_names = [
+                f.name
+                for f in findings
+                if f.severity in ("error", "warning") and f.code not in _GRAD_SCAN_CODES
+            ]
+            if extra_names:
                 result["verdict"] = "problems"
+                detail = result["summary"].split(": ", 1)[-1]
+                result["summary"] = f"grads problems: {detail}; also " + ", ".join(
+                    dict.fromkeys(extra_names)
+                )
         if frozen is not None:
             findings.append(frozen)
         if stopped_by_check:
@@ -681,14 +707,15 @@ def build_envelope(
     if result["status"] == "error" and outcome.site is not None:
         findings.append(
             Finding(
-                "TLR004" if outcome.kind == "exit" else "TLR001",
-                "script-exited" if outcome.kind == "exit" else "script-crashed",
+                *(("TLR004", "script-exited") if outcome.kind == "exit" else _CRASHED),
                 "error",
                 f"the script {_ended(outcome)}",
                 outcome.site,
                 {},
             )
         )
+    if any(f.code == "TLR105" for f in findings):  # says the same, more plainly
+        findings = [f for f in findings if f.code != "TLR206"]
     findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
     result.update(
         script=script,

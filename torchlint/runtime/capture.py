@@ -24,210 +24,41 @@ cannot swallow, raised at the next fetch from the training loader once enough st
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import math
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader
 
+from torchlint.runtime.captured import (
+    Finding,
+    ForwardEvent,
+    LoaderInfo,
+    LossCall,
+    OptimizerInfo,
+    RootInfo,
+    StopRun,
+    mode_dependent_layers,
+)
 from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
+from torchlint.runtime.loss_checks import LossSpy
 from torchlint.runtime.sites import Site, SiteFinder
 
 Emit = Callable[[dict[str, Any]], None]
 
 #: forwards recorded for the sanity checks (the first ones only)
 MAX_FORWARD_EVENTS = 64
-#: loss calls recorded (first step and final step)
-MAX_LOSS_CALLS = 32
 #: a loop that never fetches from the training loader again is stopped at a root forward once
 #: the primary optimizer is this many steps past the target
 FALLBACK_STOP_MARGIN = 2
 #: backward calls without any optimizer step before the run is stopped as "no optimizer"
 #: (far above any gradient-accumulation factor)
 MAX_BACKWARDS_WITHOUT_STEP = 256
-
-
-class StopRun(BaseException):
-    """Ends the user's script: enough steps ran, or a check already failed for a reason that
-    would make further steps meaningless (`reason` says which)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-@dataclass
-class Finding:
-    """A runtime diagnostic before it is serialised: code, kebab-case name, severity, message,
-    the user's line, and the evidence behind it."""
-
-    code: str
-    name: str
-    severity: str
-    message: str
-    site: Site | None
-    evidence: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "name": self.name,
-            "severity": self.severity,
-            "message": self.message,
-            "filename": self.site.filename if self.site else None,
-            "line": self.site.line if self.site else None,
-            "evidence": self.evidence,
-        }
-
-
-@dataclass(eq=False)
-class RootInfo:
-    module: nn.Module
-    forward_site: Site | None
-    forwards: int = 0
-
-
-@dataclass(eq=False)
-class OptimizerInfo:
-    optimizer: torch.optim.Optimizer
-    site: Site | None
-    step_site: Site | None = None
-    steps: int = 0
-
-
-@dataclass(eq=False)
-class LoaderInfo:
-    loader: DataLoader[Any]
-    site: Site | None
-    iter_site: Site | None = None
-    batches: int = 0
-    role: str = "other"
-    cached: Any = None  # a copy of the latest batch, until the training loader is known
-    batch_size_seen: int | None = None  # dim 0 of the first tensor of the first batch
-
-
-@dataclass(eq=False)
-class ForwardEvent:
-    root: RootInfo
-    training: bool
-    grad_enabled: bool
-    loader: LoaderInfo | None
-    site: Site | None
-    backward_followed: bool = False
-
-
-@dataclass(eq=False)
-class LossCall:
-    function: str
-    site: Site | None
-    phase: str  # "first" or "final"
-    input_shape: list[int] | None
-    target_shape: list[int] | None
-    num_classes: int | None
-    reduction: str | None
-    value: torch.Tensor | None = None
-    accuracy: torch.Tensor | None = None
-
-
-def _mode_dependent(module: nn.Module) -> list[str]:
-    """Names of the layers that behave differently in train and eval mode."""
-    kinds = (
-        nn.modules.dropout._DropoutNd,
-        nn.modules.batchnorm._BatchNorm,
-        nn.modules.instancenorm._InstanceNorm,
-    )
-    found: list[str] = []
-    for name, sub in module.named_modules():
-        if isinstance(sub, nn.modules.instancenorm._InstanceNorm) and not (sub.track_running_stats):
-            continue
-        if isinstance(sub, kinds):
-            found.append(name or type(sub).__name__)
-    return found
-
-
-_F = torch.nn.functional
-_CLASSIFICATION_LOSSES = {_F.cross_entropy: "cross_entropy", _F.nll_loss: "nll_loss"}
-_REGRESSION_LOSSES = {
-    _F.mse_loss: "mse_loss",
-    _F.l1_loss: "l1_loss",
-    _F.smooth_l1_loss: "smooth_l1_loss",
-    _F.huber_loss: "huber_loss",
-}
-_BINARY_LOSSES = {
-    _F.binary_cross_entropy_with_logits: "binary_cross_entropy_with_logits",
-    _F.binary_cross_entropy: "binary_cross_entropy",
-}
-_PROBABILITY_OPS = {
-    _F.softmax: "softmax",
-    torch.softmax: "softmax",
-    torch.Tensor.softmax: "softmax",
-    torch.sigmoid: "sigmoid",
-    torch.Tensor.sigmoid: "sigmoid",
-}
-_SIGNATURES: dict[Any, inspect.Signature] = {}
-
-
-def _bind(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    signature = _SIGNATURES.get(func)
-    if signature is None:
-        signature = _SIGNATURES[func] = inspect.signature(func)
-    try:
-        bound = signature.bind(*args, **kwargs)
-    except TypeError:
-        return {}
-    return dict(bound.arguments)
-
-
-class _LossSpy(TorchFunctionMode):
-    """Watches loss functions (and softmax/sigmoid outputs) while active. Runs the sanity checks
-    before the loss runs, so a call that would crash is explained first."""
-
-    def __init__(self, capture: Capture, phase: str) -> None:
-        super().__init__()
-        self.capture = capture
-        self.phase = phase
-        self.probabilities: dict[int, tuple[weakref.ref[torch.Tensor], str]] = {}
-        self.active = True
-
-    def came_from(self, tensor: Any) -> str | None:
-        if not isinstance(tensor, torch.Tensor):
-            return None
-        entry = self.probabilities.get(id(tensor))
-        if entry is not None and entry[0]() is tensor:
-            return entry[1]
-        return None
-
-    def __torch_function__(
-        self,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        kwargs = kwargs or {}
-        if not self.active:
-            return func(*args, **kwargs)
-        op = _PROBABILITY_OPS.get(func)
-        if op is not None:
-            out = func(*args, **kwargs)
-            if isinstance(out, torch.Tensor):
-                self.probabilities[id(out)] = (weakref.ref(out), op)
-            return out
-        call: LossCall | None = None
-        if func in _CLASSIFICATION_LOSSES or func in _REGRESSION_LOSSES or func in _BINARY_LOSSES:
-            call = self.capture.check_loss_call(self, func, args, kwargs)
-        out = func(*args, **kwargs)
-        if call is not None and isinstance(out, torch.Tensor) and out.numel() == 1:
-            call.value = out.detach().float().reshape(())
-        return out
 
 
 class Capture:
@@ -265,7 +96,7 @@ class Capture:
         self.param_sites: weakref.WeakKeyDictionary[nn.Module, dict[str, Site]] = (
             weakref.WeakKeyDictionary()
         )
-        self.spy: _LossSpy | None = None
+        self.spy: LossSpy | None = None
         self._final_spy_started = False
         self._depth = 0
         self._global_handles: list[Any] = []
@@ -469,7 +300,7 @@ class Capture:
     # loss spy
 
     def _start_spy(self, phase: str) -> None:
-        spy = _LossSpy(self, phase)
+        spy = LossSpy(self, phase)
         spy.__enter__()  # type: ignore[no-untyped-call]
         self.spy = spy
 
@@ -479,151 +310,6 @@ class Capture:
             # the user's code may have changed the mode stack; then nothing is left to undo
             with contextlib.suppress(RuntimeError, AssertionError, IndexError):
                 spy.__exit__(None, None, None)  # type: ignore[no-untyped-call]
-
-    def check_loss_call(
-        self, spy: _LossSpy, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> LossCall | None:
-        bound = _bind(func, args, kwargs)
-        inp = bound.get("input")
-        target = bound.get("target")
-        if not isinstance(inp, torch.Tensor) or not isinstance(target, torch.Tensor):
-            return None
-        name = str(
-            _CLASSIFICATION_LOSSES.get(func)
-            or _REGRESSION_LOSSES.get(func)
-            or _BINARY_LOSSES.get(func)
-            or getattr(func, "__name__", "loss")
-        )
-        site = self.finder.find()
-        reduction = bound.get("reduction", "mean")
-        classes: int | None = None
-        call = LossCall(
-            name,
-            site,
-            spy.phase,
-            list(inp.shape),
-            list(target.shape),
-            None,
-            reduction if isinstance(reduction, str) else None,
-        )
-        if func in _CLASSIFICATION_LOSSES:
-            classes = int(inp.shape[1]) if inp.dim() >= 2 else int(inp.shape[0])
-            call.num_classes = classes
-            if not target.is_floating_point():
-                self._check_labels(name, inp, target, classes, bound, site)
-                if inp.dim() == 2 and target.dim() == 1 and target.shape[0] == inp.shape[0]:
-                    with torch.no_grad():
-                        call.accuracy = (
-                            (inp.detach().argmax(dim=1) == target).float().mean().reshape(())
-                        )
-            if spy.phase == "first":
-                self._check_probabilities(spy, name, inp, site)
-        elif func in _REGRESSION_LOSSES and spy.phase == "first":
-            if list(inp.shape) != list(target.shape):
-                self._add_once(
-                    Finding(
-                        "TLR302",
-                        "loss-shape-broadcast",
-                        "error",
-                        f"{name} got input of shape {list(inp.shape)} and target of shape "
-                        f"{list(target.shape)}; they broadcast to "
-                        f"{list(torch.broadcast_shapes(inp.shape, target.shape))}, so every "  # type: ignore[no-untyped-call]
-                        "output is compared with every target. Make the shapes equal "
-                        "(e.g. `output.squeeze(-1)` or `target.unsqueeze(-1)`).",
-                        site,
-                        {"input_shape": list(inp.shape), "target_shape": list(target.shape)},
-                    )
-                )
-        elif (
-            func is _F.binary_cross_entropy_with_logits
-            and spy.phase == "first"
-            and spy.came_from(inp) == "sigmoid"
-        ):
-            self._add_once(
-                Finding(
-                    "TLR303",
-                    "probabilities-to-logits-loss",
-                    "error",
-                    f"{name} received the output of sigmoid, but it applies sigmoid itself: "
-                    "pass the raw logits (or use binary_cross_entropy on probabilities).",
-                    site,
-                    {"input_came_from": "sigmoid"},
-                )
-            )
-        if len(self.loss_calls) < MAX_LOSS_CALLS:
-            self.loss_calls.append(call)
-        return call
-
-    def _check_labels(
-        self,
-        name: str,
-        inp: torch.Tensor,
-        target: torch.Tensor,
-        classes: int,
-        bound: dict[str, Any],
-        site: Site | None,
-    ) -> None:
-        ignore = bound.get("ignore_index", -100)
-        valid = target[target != ignore] if isinstance(ignore, int) else target.reshape(-1)
-        if valid.numel() == 0:
-            return
-        low, high = int(valid.min()), int(valid.max())
-        if low >= 0 and high < classes:
-            return
-        if high == classes and low >= 1:
-            hint = (
-                f"The labels look 1-based ({low}..{high}): subtract 1 from them, so the "
-                f"classes are 0..{classes - 1}."
-            )
-        elif high >= classes:
-            hint = (
-                f"Either the model's last layer should output {high + 1} classes, or the "
-                "labels need remapping."
-            )
-        else:
-            hint = (
-                f"Negative labels are invalid; use ignore_index={ignore} (or pass "
-                "ignore_index=...) for positions that have no label."
-            )
-        finding = Finding(
-            "TLR301",
-            "label-out-of-range",
-            "error",
-            f"{name} targets range over {low}..{high}, but the output has {classes} classes "
-            f"(valid targets 0..{classes - 1}). {hint} On CUDA this shows up only as an "
-            "opaque device-side assert.",
-            site,
-            {"target_min": low, "target_max": high, "num_classes": classes},
-        )
-        self._add_once(finding)
-        raise StopRun("label_out_of_range")
-
-    def _check_probabilities(
-        self, spy: _LossSpy, name: str, inp: torch.Tensor, site: Site | None
-    ) -> None:
-        origin = spy.came_from(inp)
-        if origin is None and name == "cross_entropy" and inp.dim() >= 2 and inp.shape[1] > 1:
-            with torch.no_grad():
-                x = inp.detach()
-                if bool(x.min() >= 0) and bool(x.max() <= 1):
-                    sums = x.float().sum(dim=1)
-                    if bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-3)):
-                        origin = "probabilities"
-        if origin is None:
-            return
-        wants = "raw logits" if name == "cross_entropy" else "log-probabilities (log_softmax)"
-        self._add_once(
-            Finding(
-                "TLR303",
-                "probabilities-to-logits-loss",
-                "error",
-                f"{name} received {origin} outputs (each row sums to 1), but it expects "
-                f"{wants}: the loss applies log_softmax itself where needed, so gradients "
-                "shrink and training stalls. Drop the softmax before the loss.",
-                site,
-                {"input_came_from": origin},
-            )
-        )
 
     def _add_once(self, finding: Finding) -> None:
         if any(f.code == finding.code and f.site == finding.site for f in self.findings):
@@ -833,7 +519,7 @@ class Capture:
                 loader.cached = None
         forward = next((f for f in reversed(self.forwards) if f.grad_enabled), None)
         if forward is not None and not forward.training:
-            layers = _mode_dependent(forward.root.module)
+            layers = mode_dependent_layers(forward.root.module)
             if layers:
                 shown = ", ".join(layers[:4]) + (" ..." if len(layers) > 4 else "")
                 self._add_once(
@@ -915,17 +601,3 @@ class _CapturedIterator:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
-
-
-def loader_settings(loader: Any) -> dict[str, Any]:
-    """The settings of a DataLoader that matter for speed and correctness."""
-    prefetch = getattr(loader, "prefetch_factor", None)
-    size = getattr(loader, "batch_size", None)
-    return {
-        "batch_size": size if isinstance(size, int) else None,
-        "num_workers": int(getattr(loader, "num_workers", 0) or 0),
-        "pin_memory": bool(getattr(loader, "pin_memory", False)),
-        "persistent_workers": bool(getattr(loader, "persistent_workers", False)),
-        "prefetch_factor": prefetch if isinstance(prefetch, int) else None,
-        "drop_last": bool(getattr(loader, "drop_last", False)),
-    }

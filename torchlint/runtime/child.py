@@ -143,7 +143,8 @@ def _run_script(
     import torch
 
     from torchlint.runtime.assemble import Outcome, build_envelope
-    from torchlint.runtime.capture import Capture, StopRun
+    from torchlint.runtime.capture import Capture
+    from torchlint.runtime.captured import StopRun
 
     capture = Capture(args.check, args.steps, script.parent, events)
     started = time.monotonic()

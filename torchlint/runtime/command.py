@@ -23,8 +23,6 @@ def request_from(args: argparse.Namespace) -> RunRequest:
     if args.timeout <= 0:
         raise RunUsageError("--timeout must be positive")
     script_args = list(args.script_args or [])
-    if script_args and script_args[0] == "--":
-        script_args = script_args[1:]
     return RunRequest(
         check=args.check,
         script=script,
