@@ -91,9 +91,7 @@ def test_plain_loop_passes_with_every_site_found(tmp_path: Path) -> None:
     assert result["environment"]["loader"]["num_workers"] == 0
     # nothing the script saves lands on disk; the report says which calls were discarded
     assert result["isolation"]["torch_save"] == "discarded"
-    assert {s["line"] for s in result["isolation"]["saves_discarded"]} == {
-        line_of("plain", "save")
-    }
+    assert {s["line"] for s in result["isolation"]["saves_discarded"]} == {line_of("plain", "save")}
     assert not (tmp_path / "checkpoint.pt").exists()
     assert result["diagnostics"] == []
 
@@ -261,9 +259,7 @@ def test_no_dataloader_is_a_capture_failure_with_advice() -> None:
 
 def test_missing_interpreter_is_an_error_not_an_exception(tmp_path: Path) -> None:
     result = validate_envelope(
-        run_check(
-            RunRequest("overfit", SCRIPTS / "plain.py", python=str(tmp_path / "no-python"))
-        )
+        run_check(RunRequest("overfit", SCRIPTS / "plain.py", python=str(tmp_path / "no-python")))
     )
     assert result["status"] == "error" and result["error"]["kind"] == "setup"
 
@@ -323,3 +319,19 @@ def test_scripts_are_copied_nowhere_and_left_unchanged(tmp_path: Path) -> None:
     )
     assert result["status"] == "completed"
     assert sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_mixed_precision_records_the_unscaled_loss() -> None:
+    result = launch("amp", steps=60)
+    assert result["verdict"] == "pass", result["summary"]
+    environment = result["environment"]
+    assert (environment["autocast"], environment["grad_scaler"]) == ("bfloat16", True)
+    # the curve holds the loss itself, not the scaled tensor backward() was called on
+    assert result["payload"]["loss_curve"][0] == pytest.approx(math.log(4), rel=0.3)
+
+
+def test_grads_under_a_grad_scaler_are_unscaled() -> None:
+    result = launch("amp", check="grads", steps=3)
+    assert result["verdict"] == "healthy", result["summary"]
+    norms = [n for p in result["payload"]["params"] for n in p["grad_norm"]]
+    assert max(norms) < 50  # scaled by 1024 they would be in the hundreds
