@@ -335,3 +335,30 @@ def test_grads_under_a_grad_scaler_are_unscaled() -> None:
     assert result["verdict"] == "healthy", result["summary"]
     norms = [n for p in result["payload"]["params"] for n in p["grad_norm"]]
     assert max(norms) < 50  # scaled by 1024 they would be in the hundreds
+
+
+def test_out_of_memory_is_named() -> None:
+    result = launch("out_of_memory")
+    assert result["status"] == "error" and result["error"]["kind"] == "out_of_memory"
+    assert result["error"]["site"]["line"] == line_of("out_of_memory", "alloc")
+
+
+def test_a_killed_script_is_reported_with_its_signal_and_output() -> None:
+    result = launch("killed")
+    assert result["status"] == "error" and result["error"]["kind"] == "killed"
+    assert "SIGKILL" in result["error"]["message"]
+    assert result["error"]["output_tail"][-1] == "loading a large dataset..."
+
+
+def test_os_exit_is_reported_with_its_status() -> None:
+    result = launch("os_exit")
+    assert result["status"] == "error" and result["error"]["kind"] == "exit"
+    assert result["error"]["exit_code"] == 3
+
+
+def test_megabytes_of_output_are_cut_to_their_tail() -> None:
+    result = launch("noisy")
+    assert result["error"]["kind"] == "crash" and "bad config" in result["error"]["message"]
+    tail = result["error"]["output_tail"]
+    assert 0 < len(tail) <= 20
+    assert any("the real error comes last" in line for line in tail)

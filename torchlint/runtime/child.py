@@ -42,6 +42,17 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+_OOM_MESSAGES = ("out of memory", "can't allocate memory", "cannot allocate memory")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """MemoryError, torch.OutOfMemoryError (CUDA), or the CPU allocator's RuntimeError."""
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(m in text for m in _OOM_MESSAGES)
+
+
 def defines_setup(script: Path) -> bool:
     """Whether the script defines a module-level `torchlint_setup()` (read, never run)."""
     try:
@@ -140,7 +151,6 @@ def _run(args: argparse.Namespace, events: Events) -> None:
 def _run_script(
     args: argparse.Namespace, script: Path, events: Events, isolation: dict[str, Any]
 ) -> dict[str, Any]:
-    import torch
 
     from torchlint.runtime.assemble import Outcome, build_envelope
     from torchlint.runtime.capture import Capture
@@ -166,7 +176,8 @@ def _run_script(
             site=capture.finder.find_in_traceback(exc.__traceback__),
         )
     except BaseException as exc:
-        oom = isinstance(exc, (MemoryError, getattr(torch, "OutOfMemoryError", MemoryError)))
+        traceback.print_exception(exc)  # to the script's stderr, as Python itself would
+        oom = is_out_of_memory(exc)
         tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]
         outcome = Outcome(
             "crash",

@@ -61,29 +61,41 @@ class RunRequest:
 
 
 class _Tail:
-    """The last lines of a stream, read on a thread (optionally echoed)."""
+    """The last lines of the script's stdout and stderr together, in the order they arrive,
+    read on one thread per stream (optionally echoed)."""
 
-    def __init__(self, stream: IO[bytes], echo: IO[str] | None) -> None:
+    def __init__(self, echo: IO[str] | None) -> None:
         self.lines: deque[str] = deque(maxlen=TAIL_LINES)
         self.total_bytes = 0
         self._echo = echo
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def follow(self, stream: IO[bytes]) -> None:
+        thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        thread.start()
+        self._threads.append(thread)
 
     def _read(self, stream: IO[bytes]) -> None:
         for raw in iter(lambda: stream.readline(1 << 16), b""):
-            self.total_bytes += len(raw)
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
-            self.lines.append(text[:MAX_LINE])
-            if self._echo is not None:
-                try:
-                    self._echo.write(text + "\n")
-                except (OSError, ValueError):
-                    self._echo = None
+            with self._lock:
+                self.total_bytes += len(raw)
+                self.lines.append(text[:MAX_LINE])
+                if self._echo is not None:
+                    try:
+                        self._echo.write(text + "\n")
+                    except (OSError, ValueError):
+                        self._echo = None
         stream.close()
 
     def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
+        for thread in self._threads:
+            thread.join(timeout)
+
+    def last(self, count: int) -> list[str]:
+        with self._lock:
+            return list(self.lines)[-count:]
 
 
 class _Events:
@@ -194,8 +206,9 @@ def run_check(
         os.close(write_fd)
         assert process.stdout is not None and process.stderr is not None
         events = _Events(read_fd, on_event)
-        out = _Tail(process.stdout, request.echo_output)
-        err = _Tail(process.stderr, request.echo_output)
+        output = _Tail(request.echo_output)
+        output.follow(process.stdout)
+        output.follow(process.stderr)
         deadline = started + timeout
         ended = "exited"
         while process.poll() is None:
@@ -208,28 +221,23 @@ def run_check(
             time.sleep(0.05)
         _kill_group(process)  # the script's leftover workers and forks go with it
         process.wait()
-        for reader in (events, out, err):
+        for reader in (events, output):
             reader.join(2.0)
         hang_text = dump.read_text("utf-8", "replace") if dump.exists() else ""
 
     result = events.result
     if result is not None and ended == "exited":
-        _fill_tail(result, err, out)
+        _fill_tail(result, output)
         return result
-    return _failure_envelope(
-        request, ended, process.returncode, events, out, err, hang_text, started
-    )
+    return _failure_envelope(request, ended, process.returncode, events, output, hang_text, started)
 
 
-def _output_tail(err: _Tail, out: _Tail) -> list[str]:
-    lines = list(err.lines) or list(out.lines)
-    return lines[-REPORTED_TAIL:]
-
-
-def _fill_tail(result: dict[str, Any], err: _Tail, out: _Tail) -> None:
+def _fill_tail(result: dict[str, Any], output: _Tail) -> None:
+    """The error's output tail is what the script printed last (its traceback included)."""
     error = result.get("error")
-    if isinstance(error, dict) and not error.get("output_tail"):
-        error["output_tail"] = _output_tail(err, out)
+    tail = output.last(REPORTED_TAIL)
+    if isinstance(error, dict) and tail:
+        error["output_tail"] = tail
 
 
 def _parent_envelope(
@@ -256,12 +264,11 @@ def _failure_envelope(
     ended: str,
     returncode: int | None,
     events: _Events,
-    out: _Tail,
-    err: _Tail,
+    output: _Tail,
     hang_text: str,
     started: float,
 ) -> dict[str, Any]:
-    tail = _output_tail(err, out)
+    tail = output.last(REPORTED_TAIL)
     steps = (events.last_step or {}).get("step", 0)
     progress = (
         f"after {steps} of {request.step_count} steps"
