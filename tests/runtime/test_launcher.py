@@ -91,7 +91,8 @@ def test_plain_loop_passes_with_every_site_found(tmp_path: Path) -> None:
     assert result["environment"]["loader"]["num_workers"] == 0
     # nothing the script saves lands on disk; the report says which calls were discarded
     assert result["isolation"]["torch_save"] == "discarded"
-    assert {s["line"] for s in result["isolation"]["saves_discarded"]} == {line_of("plain", "save")}
+    saves = result["isolation"]["saves_discarded"]
+    assert [(s["line"], s["count"]) for s in saves] == [(line_of("plain", "save"), 60)]
     assert not (tmp_path / "checkpoint.pt").exists()
     assert result["diagnostics"] == []
 
@@ -240,6 +241,10 @@ def test_a_hang_times_out_at_the_stuck_line() -> None:
     assert elapsed < 6 + 4, elapsed
     at(codes(result)["TLR002"], "hang", "hang")
     assert "after 2 of 30 steps" in result["error"]["message"]
+    # the stack at the moment it was stopped ends the output tail, innermost frame last
+    last = result["error"]["output_tail"][-1]
+    assert last.endswith(f'hang.py", line {line_of("hang", "hang")} in <module>'), last
+    assert result["isolation"]["timeout_s"] == 6
 
 
 def test_sys_exit_is_reported_with_its_status_and_line() -> None:

@@ -49,6 +49,7 @@ _GRAD_CODES = {
 }
 
 _CRASHED = ("TLR001", "script-crashed")
+_LOSS_NAMES = {"cross_entropy": "cross-entropy", "nll_loss": "negative log-likelihood"}
 _GRAD_SCAN_CODES = {code for code, _ in _GRAD_CODES.values()}
 
 _LIGHTNING = "PyTorch Lightning: use Trainer(overfit_batches=1) for its own overfit test"
@@ -407,7 +408,8 @@ def overfit_result(capture: Capture) -> tuple[OverfitResult, list[Finding]]:
         elif first_call.num_classes and first_call.num_classes > 1:
             c = first_call.num_classes
             expected = math.log(c)
-            reason = f"log C for {first_call.function} over C={c} classes"
+            human = _LOSS_NAMES.get(first_call.function, first_call.function)
+            reason = f"log C for {human} over C={c} classes"
         first_value = _loss_value(first_call.value)
         if expected and first_value is not None:
             vs_expected = first_value / expected
@@ -555,7 +557,8 @@ def grads_result(capture: Capture) -> tuple[GradScanResult, list[Finding]]:
                     code,
                     name,
                     finding.severity,
-                    f"{_grad_phrase(finding.kind)}: {_short_list(params)}",
+                    f"{len(params)} parameter tensor(s) {_grad_phrase(finding.kind)}: "
+                    f"{_short_list(params)}",
                     site,
                     {"params": params[:50]},
                 )
@@ -565,10 +568,10 @@ def grads_result(capture: Capture) -> tuple[GradScanResult, list[Finding]]:
 
 def _grad_phrase(kind: str) -> str:
     return {
-        "never_gradient": "never got a gradient (not connected to the loss: detached, unused, "
-        "or computed under no_grad)",
-        "zero_gradient": "got an all-zero gradient at every step (dead units, or a path "
-        "multiplied by zero)",
+        "never_gradient": "never got a gradient: they are not connected to the loss "
+        "(detached, unused, or computed under no_grad); connect them or remove them",
+        "zero_gradient": "got an all-zero gradient at every step: look for dead units "
+        "(ReLUs that never fire) or a path multiplied by zero",
     }.get(kind, kind.replace("_", " "))
 
 

@@ -91,7 +91,7 @@ class Capture:
         self.loss_differentiable = True
         self.grad_scaler_used = False
         self.autocast: str | None = None
-        self.saves_discarded: list[Site] = []
+        self.saves_discarded: dict[Site, int] = {}  # site -> calls
         self.module_sites: weakref.WeakKeyDictionary[nn.Module, Site] = weakref.WeakKeyDictionary()
         self.param_sites: weakref.WeakKeyDictionary[nn.Module, dict[str, Site]] = (
             weakref.WeakKeyDictionary()
@@ -166,8 +166,9 @@ class Capture:
             # serialised to memory, so an object that cannot be saved still fails as it would
             original_save(obj, io.BytesIO(), *args, **kwargs)
             site = capture.finder.find()
-            if site is not None and len(capture.saves_discarded) < 20:
-                capture.saves_discarded.append(site)
+            saves = capture.saves_discarded
+            if site is not None and (site in saves or len(saves) < 20):
+                saves[site] = saves.get(site, 0) + 1
 
         self._patch(torch.optim.Optimizer, "__init__", optimizer_init)
         self._patch(torch.autograd, "backward", backward)
@@ -536,6 +537,13 @@ class Capture:
                     )
                 )
         self.emit({"event": "captured", "summary": self.describe()})
+
+    def stopped_in_first_step(self) -> None:
+        """A first-step check stops the run before any backward: the loader whose batch is in
+        use is the training loader, for the report's environment."""
+        if self.train_loader is None and self.last_fetch is not None:
+            self.train_loader = self.last_fetch
+            self.last_fetch.role = "train"
 
     def describe(self) -> str:
         parts = [

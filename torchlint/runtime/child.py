@@ -188,7 +188,9 @@ def _run_script(
         )
     finally:
         capture.uninstall()
-    isolation["saves_discarded"] = [site.to_json() for site in capture.saves_discarded]
+    isolation["saves_discarded"] = [
+        {**site.to_json(), "count": count} for site, count in capture.saves_discarded.items()
+    ]
     return build_envelope(
         capture,
         outcome,

@@ -48,8 +48,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         from torchlint.runtime.report import ProgressDisplay, make_console, render_report
 
         console = make_console()
-        with ProgressDisplay(console, request.check, request.step_count) as on_event:
-            result = run_check(request, on_event=on_event)
+        if args.show_output:  # the script's own lines would tear a live progress bar
+            result = run_check(request)
+        else:
+            with ProgressDisplay(console, request.check, request.step_count) as on_event:
+                result = run_check(request, on_event=on_event)
         render_report(result, console)
     if args.output:
         Path(args.output).write_text(json.dumps(result, indent=2, allow_nan=False) + "\n")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from torchlint.runtime.child import CHECK_ENVIRONMENT
 from torchlint.runtime.results import envelope, error_info
 from torchlint.runtime.sites import parse_traceback_dump
 
@@ -253,10 +254,43 @@ def _parent_envelope(
         script=str(request.script.resolve()),
         argv=list(request.args),
         duration_s=round(time.monotonic() - started, 3),
+        isolation={
+            "process": "child",
+            "timeout_s": float(request.timeout_s),
+            "torch_save": "discarded",
+            "working_directory": str(request.cwd or Path.cwd()),
+            "environment": dict(CHECK_ENVIRONMENT),
+            "saves_discarded": [],
+        },
         error=error,
         diagnostics=diagnostics or [],
     )
     return result
+
+
+def main_thread_stack(dump: str, limit: int = 12) -> list[str]:
+    """The `File "...", line N in f` lines of the main thread in a faulthandler dump (the
+    thread whose outermost frame is module level), innermost last, at most `limit`."""
+    threads: list[list[str]] = []
+    for line in dump.splitlines():
+        if line.rstrip().endswith("(most recent call first):"):
+            threads.append([])
+        elif threads and line.strip().startswith('File "'):
+            threads[-1].append(line.strip())
+    main = next((t for t in threads if any(f.endswith("in <module>") for f in t)), None)
+    if main is None:
+        return []
+    frames = list(reversed(main))  # outermost first
+    ours = str(Path(__file__).resolve().parents[1])
+    start = next(
+        (
+            i
+            for i, frame in enumerate(frames)
+            if not frame.startswith('File "<frozen') and ours not in frame
+        ),
+        0,
+    )
+    return frames[start:][-limit:]
 
 
 def _failure_envelope(
@@ -297,6 +331,9 @@ def _failure_envelope(
                     "evidence": {"timeout_s": request.timeout_s, "steps": steps},
                 }
             )
+        stack = main_thread_stack(hang_text)
+        if stack:
+            tail = [*tail, "--- where the script was when it was stopped ---", *stack]
         return _parent_envelope(
             request,
             "timeout",

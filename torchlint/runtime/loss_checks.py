@@ -214,6 +214,7 @@ def _check_labels(
         {"target_min": low, "target_max": high, "num_classes": classes},
     )
     capture._add_once(finding)
+    capture.stopped_in_first_step()
     raise StopRun("label_out_of_range")
 
 

@@ -315,7 +315,8 @@ class GradScanResult:
             counts[finding.kind] = counts.get(finding.kind, 0) + 1
         listed = ", ".join(f"{kind} x{n}" for kind, n in counts.items()) or "no findings"
         return (
-            f"grads {self.verdict}: {len(self.params)} parameters over {self.steps_run} steps; "
+            f"grads {self.verdict}: {len(self.params)} parameters over {self.steps_run} "
+            f"step{'' if self.steps_run == 1 else 's'}; "
             f"{listed}; depth {self.depth_verdict}"
         )
 
