@@ -216,9 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="full",
         help="a report for people (full) or the JSON envelope (json)",
     )
-    run.add_argument(
-        "--output", metavar="FILE", help="also write the JSON envelope to FILE"
-    )
+    run.add_argument("--output", metavar="FILE", help="also write the JSON envelope to FILE")
     run.add_argument(
         "--show-output",
         action="store_true",
