@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from torchlint.runtime.capture import Capture
-from torchlint.runtime.captured import Finding, LoaderInfo, loader_settings
+from torchlint.runtime.captured import Finding, LoaderInfo, learning_rates, loader_settings
 from torchlint.runtime.core import (
     ABSOLUTE_FLOOR,
     FINAL_WINDOW,
@@ -129,16 +129,6 @@ def param_site(capture: Capture, name: str) -> Site | None:
 # captured objects
 
 
-def _lrs(optimizer: torch.optim.Optimizer) -> list[float | None]:
-    values: list[float | None] = []
-    for group in optimizer.param_groups:
-        lr = group.get("lr")
-        if isinstance(lr, torch.Tensor):
-            lr = float(lr)
-        values.append(finite_or_none(lr) if isinstance(lr, (int, float)) else None)
-    return values
-
-
 def _loss_value(value: torch.Tensor | None) -> float | None:
     return finite_or_none(float(value)) if value is not None else None
 
@@ -157,7 +147,7 @@ def captured_json(capture: Capture) -> dict[str, Any]:
     optimizers = [
         {
             "class": type(info.optimizer).__name__,
-            "lr": _lrs(info.optimizer),
+            "lr": learning_rates(info.optimizer),
             "parameters": sum(len(g["params"]) for g in info.optimizer.param_groups),
             "steps": info.steps,
             "primary": info is capture.primary,
@@ -257,7 +247,7 @@ def coverage_findings(capture: Capture) -> list[Finding]:
                     {"optimizer_parameters": len(ids)},
                 )
             )
-        lrs = [lr for lr in _lrs(info.optimizer) if lr is not None]
+        lrs = [lr for lr in (info.first_lrs or []) if lr is not None]
         if info.steps and lrs and all(lr == 0 for lr in lrs):
             findings.append(
                 Finding(
@@ -265,7 +255,8 @@ def coverage_findings(capture: Capture) -> list[Finding]:
                     "zero-learning-rate",
                     "error",
                     f"{type(info.optimizer).__name__} (created at {_where(info.site)}) has a "
-                    "learning rate of 0 in every parameter group, so its steps change nothing.",
+                    "learning rate of 0 in every parameter group at its first step, so its "
+                    "steps change nothing.",
                     info.site,
                     {"lr": lrs},
                 )
@@ -402,6 +393,7 @@ def overfit_result(capture: Capture) -> tuple[OverfitResult, list[Finding]]:
     expected: float | None = None
     reason: str | None = None
     vs_expected: float | None = None
+    initial_fn_value = _loss_value(first_call.value) if first_call is not None else None
     if first_call is not None and first_call.reduction == "mean":
         if first_call.function == "binary_cross_entropy_with_logits":
             expected, reason = math.log(2), "log 2 for binary cross-entropy at zero logits"
@@ -461,6 +453,7 @@ def overfit_result(capture: Capture) -> tuple[OverfitResult, list[Finding]]:
         loss_differentiable=capture.loss_differentiable,
         backward_per_step=(total_backward / steps) if steps else None,
         batch_source=source,
+        initial_loss_fn_value=initial_fn_value,
     )
     backward_site = capture.backward_site
     if verdict == "nan":
@@ -478,6 +471,14 @@ def overfit_result(capture: Capture) -> tuple[OverfitResult, list[Finding]]:
             )
         )
     elif verdict == "fail" and capture.loss_differentiable and steps:
+        schedule = ""
+        if primary is not None and primary.first_lrs and any(primary.first_lrs):
+            now = learning_rates(primary.optimizer)
+            if now and all(lr == 0 for lr in now):
+                schedule = (
+                    " The learning-rate schedule reached 0 during the check: it ran "
+                    f"{steps} steps, more than the schedule plans for; try a smaller --steps."
+                )
         findings.append(
             Finding(
                 "TLR100",
@@ -486,7 +487,7 @@ def overfit_result(capture: Capture) -> tuple[OverfitResult, list[Finding]]:
                 f"the model did not fit a single batch: loss {_num(initial)} -> {_num(final)} "
                 f"in {steps} steps (ratio {_num(ratio)}; a pass needs <= {TARGET_RATIO:g}). "
                 "A model that cannot memorise one batch has a bug in the loop, the loss, the "
-                "optimizer or the model; see the other findings.",
+                f"optimizer or the model; see the other findings.{schedule}",
                 backward_site,
                 {"initial_loss": initial, "final_loss": final, "ratio": ratio},
             )

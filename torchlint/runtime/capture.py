@@ -43,6 +43,7 @@ from torchlint.runtime.captured import (
     OptimizerInfo,
     RootInfo,
     StopRun,
+    learning_rates,
     mode_dependent_layers,
 )
 from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
@@ -97,6 +98,7 @@ class Capture:
             weakref.WeakKeyDictionary()
         )
         self.spy: LossSpy | None = None
+        self.probe = AccumulationProbe(self)
         self._final_spy_started = False
         self._depth = 0
         self._global_handles: list[Any] = []
@@ -195,6 +197,7 @@ class Capture:
 
     def uninstall(self) -> None:
         self._stop_spy()
+        self.probe.detach()
         for handle in (
             self._global_handles
             + self._root_handles
@@ -334,17 +337,21 @@ class Capture:
             self.primary = info
         if info.step_site is None:
             info.step_site = self.finder.find()
-        has_closure = bool(args) or bool(kwargs and kwargs.get("closure") is not None)
+        if info.first_lrs is None:
+            info.first_lrs = learning_rates(info.optimizer)
+        has_closure = _has_closure(args, kwargs)
         if self.mode == "grads" and not has_closure:
             self._scan(info)
-        if info is self.primary and info.steps == 0 and not has_closure:
-            self._check_gradients_reach_model()
+        if info is self.primary and not has_closure:
+            if info.steps == 0:
+                self._check_gradients_reach_model()
+            self.probe.before_step(info.steps)
 
     def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
         info = self._optimizers_by_id.get(id(opt))
         if info is None:
             return
-        has_closure = bool(args) or bool(kwargs and kwargs.get("closure") is not None)
+        has_closure = _has_closure(args, kwargs)
         if self.mode == "grads" and has_closure:
             self._scan(info)
         if info is self.primary and info.steps == 0 and has_closure:
@@ -355,6 +362,10 @@ class Capture:
         step = info.steps
         if step == 1:
             self._switch_to_root_hooks()
+            if not has_closure:
+                self.probe.attach(self._probe_parameter(info))
+        if not has_closure:
+            self.probe.after_step(step)
         if self.mode == "overfit" and self.nan_step is None:
             loss = self._loss_of_step(step - 1)
             if loss is not None and not bool(torch.isfinite(loss)):
@@ -363,6 +374,17 @@ class Capture:
         if step >= self.target_steps and self.stop_reason is None:
             self.stop_reason = "steps_done"
         self.emit({"event": "step", "step": step, "of": self.target_steps})
+
+    def _probe_parameter(self, info: OptimizerInfo) -> nn.Parameter | None:
+        """The smallest trainable parameter of the roots that `info` optimizes (cheap to copy)."""
+        owned = {id(p) for g in info.optimizer.param_groups for p in g["params"]}
+        candidates = [
+            p
+            for root in self.roots
+            for p in root.module.parameters()
+            if p.requires_grad and id(p) in owned and p.grad is not None
+        ]
+        return min(candidates, key=lambda p: p.numel()) if candidates else None
 
     def _check_gradients_reach_model(self) -> None:
         """At the first step: when no trainable parameter of any root model has a gradient,
@@ -538,6 +560,22 @@ class Capture:
                 )
         self.emit({"event": "captured", "summary": self.describe()})
 
+    def gradients_accumulate_across_steps(self) -> None:
+        primary = self.primary
+        self._add_once(
+            Finding(
+                "TLR107",
+                "gradients-not-cleared",
+                "error",
+                "the gradients are not cleared between optimizer steps: before each step the "
+                "gradient holds the previous steps' gradients plus this batch's, so every "
+                "update repeats all earlier ones. Call optimizer.zero_grad() once per optimizer "
+                "step (after step(), or before the backward of the first micro-batch).",
+                primary.step_site if primary is not None else self.backward_site,
+                {"checked_steps": PROBE_STEPS},
+            )
+        )
+
     def stopped_in_first_step(self) -> None:
         """A first-step check stops the run before any backward: the loader whose batch is in
         use is the training loader, for the report's environment."""
@@ -588,6 +626,77 @@ class Capture:
             if tensor is not None and tensor.dim() > 0:
                 info.batch_size_seen = int(tensor.shape[0])
         return batch
+
+
+#: steps over which the accumulation probe watches (from step 1, after the probe is attached)
+PROBE_STEPS = 3
+
+
+def _has_closure(args: Any, kwargs: Any) -> bool:
+    """Whether `optimizer.step` got a closure; the hooks' `args` start with the optimizer."""
+    return len(args) > 1 or bool(kwargs and kwargs.get("closure") is not None)
+
+
+class AccumulationProbe:
+    """Are gradients cleared between optimizer steps? On one small parameter, a tensor hook sums
+    what each backward contributes; just before the next step, the parameter's gradient should
+    equal that sum (cleared) and not the previous step's gradient plus it (accumulated: no
+    `zero_grad()` between steps). Runs for `PROBE_STEPS` steps, then removes its hook."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+        self.param: nn.Parameter | None = None
+        self.handle: Any = None
+        self.previous: torch.Tensor | None = None
+        self.incoming: torch.Tensor | None = None
+        self.accumulated = 0
+        self.cleared = 0
+
+    def attach(self, param: nn.Parameter | None) -> None:
+        if param is None or param.grad is None:
+            return
+        self.param = param
+        self.handle = param.register_hook(self._on_gradient)  # type: ignore[no-untyped-call]
+
+    def _on_gradient(self, grad: torch.Tensor) -> None:
+        contribution = grad.detach()
+        self.incoming = (
+            contribution.clone() if self.incoming is None else self.incoming + contribution
+        )
+
+    def after_step(self, step: int) -> None:
+        param = self.param
+        if param is None:
+            return
+        if step > PROBE_STEPS:
+            self.detach()
+            return
+        grad = param.grad
+        self.previous = grad.detach().clone() if grad is not None else None
+        self.incoming = None
+
+    def before_step(self, step: int) -> None:
+        param, previous, incoming = self.param, self.previous, self.incoming
+        if param is None or previous is None or incoming is None or param.grad is None:
+            return
+        with torch.no_grad():
+            grad = param.grad.detach()
+            if not bool(previous.abs().sum() > 0):
+                return  # a zero gradient cannot tell the two cases apart
+            summed = torch.allclose(grad, previous + incoming, rtol=1e-4, atol=1e-7)
+            fresh = torch.allclose(grad, incoming, rtol=1e-4, atol=1e-7)
+        if summed and not fresh:
+            self.accumulated += 1
+        elif fresh:
+            self.cleared += 1
+        if self.accumulated == 2 and self.cleared == 0:
+            self.capture.gradients_accumulate_across_steps()
+
+    def detach(self) -> None:
+        if self.handle is not None:
+            self.handle.remove()
+        self.handle = None
+        self.param = None
 
 
 class _CapturedIterator:

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
+from torchlint.runtime.results import finite_or_none
 from torchlint.runtime.sites import Site
 
 
@@ -59,6 +60,8 @@ class OptimizerInfo:
     site: Site | None
     step_site: Site | None = None
     steps: int = 0
+    #: learning rate of each param group when the first step ran (before any scheduler moved it)
+    first_lrs: list[float | None] | None = None
 
 
 @dataclass(eq=False)
@@ -109,6 +112,17 @@ def mode_dependent_layers(module: nn.Module) -> list[str]:
         if isinstance(sub, kinds):
             found.append(name or type(sub).__name__)
     return found
+
+
+def learning_rates(optimizer: torch.optim.Optimizer) -> list[float | None]:
+    """The learning rate of each param group (None where it is not a finite number)."""
+    values: list[float | None] = []
+    for group in optimizer.param_groups:
+        lr = group.get("lr")
+        if isinstance(lr, torch.Tensor):
+            lr = float(lr)
+        values.append(finite_or_none(lr) if isinstance(lr, (int, float)) else None)
+    return values
 
 
 def loader_settings(loader: Any) -> dict[str, Any]:

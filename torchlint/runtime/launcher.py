@@ -62,26 +62,19 @@ class RunRequest:
 
 
 class _Tail:
-    """The last lines of the script's stdout and stderr together, in the order they arrive,
-    read on one thread per stream (optionally echoed)."""
+    """The last lines of one of the script's streams, read on a thread (optionally echoed)."""
 
-    def __init__(self, echo: IO[str] | None) -> None:
+    def __init__(self, stream: IO[bytes], echo: IO[str] | None, lock: threading.Lock) -> None:
         self.lines: deque[str] = deque(maxlen=TAIL_LINES)
-        self.total_bytes = 0
         self._echo = echo
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-
-    def follow(self, stream: IO[bytes]) -> None:
-        thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        thread.start()
-        self._threads.append(thread)
+        self._lock = lock  # shared by both streams, so echoed lines never interleave mid-line
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
 
     def _read(self, stream: IO[bytes]) -> None:
         for raw in iter(lambda: stream.readline(1 << 16), b""):
             text = raw.decode("utf-8", "replace").rstrip("\r\n")
             with self._lock:
-                self.total_bytes += len(raw)
                 self.lines.append(text[:MAX_LINE])
                 if self._echo is not None:
                     try:
@@ -91,12 +84,27 @@ class _Tail:
         stream.close()
 
     def join(self, timeout: float) -> None:
-        for thread in self._threads:
-            thread.join(timeout)
+        self._thread.join(timeout)
+
+
+class _Output:
+    """The script's stdout and stderr. Reported as the last lines of stdout followed by the
+    last lines of stderr (where tracebacks go): the two pipes are read concurrently, so their
+    relative order is not known, and stderr last puts the error where people look."""
+
+    def __init__(self, stdout: IO[bytes], stderr: IO[bytes], echo: IO[str] | None) -> None:
+        lock = threading.Lock()
+        self.out = _Tail(stdout, echo, lock)
+        self.err = _Tail(stderr, echo, lock)
+
+    def join(self, timeout: float) -> None:
+        self.out.join(timeout)
+        self.err.join(timeout)
 
     def last(self, count: int) -> list[str]:
-        with self._lock:
-            return list(self.lines)[-count:]
+        err = list(self.err.lines)[-(count * 2) // 3 :]
+        out = list(self.out.lines)[-(count - len(err)) :] if count > len(err) else []
+        return out + err
 
 
 class _Events:
@@ -207,9 +215,7 @@ def run_check(
         os.close(write_fd)
         assert process.stdout is not None and process.stderr is not None
         events = _Events(read_fd, on_event)
-        output = _Tail(request.echo_output)
-        output.follow(process.stdout)
-        output.follow(process.stderr)
+        output = _Output(process.stdout, process.stderr, request.echo_output)
         deadline = started + timeout
         ended = "exited"
         while process.poll() is None:
@@ -233,7 +239,7 @@ def run_check(
     return _failure_envelope(request, ended, process.returncode, events, output, hang_text, started)
 
 
-def _fill_tail(result: dict[str, Any], output: _Tail) -> None:
+def _fill_tail(result: dict[str, Any], output: _Output) -> None:
     """The error's output tail is what the script printed last (its traceback included)."""
     error = result.get("error")
     tail = output.last(REPORTED_TAIL)
@@ -298,7 +304,7 @@ def _failure_envelope(
     ended: str,
     returncode: int | None,
     events: _Events,
-    output: _Tail,
+    output: _Output,
     hang_text: str,
     started: float,
 ) -> dict[str, Any]:

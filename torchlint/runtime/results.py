@@ -172,6 +172,9 @@ class OverfitResult:
     #: how the batch was fixed: "first batch of the loader" (explicit API) or "first training
     #: batch, cached after collation and replayed as a fresh copy each step" (launcher)
     batch_source: str = "first batch of the loader, a fresh copy each step"
+    #: the loss function's own value at step 0, when it differs from the curve's first point
+    #: (the launcher's curve holds what was passed to backward, e.g. loss / accumulation steps)
+    initial_loss_fn_value: float | None = None
 
     @property
     def summary(self) -> str:
@@ -185,7 +188,10 @@ class OverfitResult:
             f"(ratio {ratio}, pass at <= {self.target_ratio:g})"
         )
         if self.expected_initial_loss is not None:
-            text += f"; initial loss {init} vs expected {_fmt(self.expected_initial_loss)}"
+            first = self.initial_loss
+            if self.initial_loss_fn_value is not None:
+                first = self.initial_loss_fn_value
+            text += f"; initial loss {_fmt(first)} vs expected {_fmt(self.expected_initial_loss)}"
         if self.final_accuracy is not None:
             text += f"; batch accuracy {self.final_accuracy:.3f}"
         if not self.loss_differentiable:
@@ -214,6 +220,7 @@ class OverfitResult:
             "loss_differentiable": self.loss_differentiable,
             "backward_per_step": self.backward_per_step,
             "batch_source": self.batch_source,
+            "initial_loss_fn_value": finite_or_none(self.initial_loss_fn_value),
         }
         return envelope(
             "overfit", "completed", self.verdict, self.summary, self.environment, payload
