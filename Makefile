@@ -20,9 +20,12 @@ $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
 	touch $@ $(VENV)/.installed-runtime
 
 # torchlint exits 1 when it finds something, and the examples are meant to have findings:
-# accept 0 and 1, fail on 2 (a usage, configuration or internal error).
+# accept 0 and 1, fail on 2 (a usage, configuration or internal error). The runtime check
+# fails on purpose too: housing_regression.py never clears its gradients.
 demo: $(VENV)/.installed-runtime
 	@$(BIN)/torchlint check examples/; status=$$?; [ $$status -le 1 ]
+	@echo; echo "runtime check (runs the script in a child process): torchlint run overfit examples/housing_regression.py"
+	@$(BIN)/torchlint run overfit examples/housing_regression.py --steps 100 --timeout 120; status=$$?; [ $$status -le 1 ]
 
 test: $(VENV)/.installed-dev neovim
 	$(BIN)/python -m pytest -n auto -q
