@@ -314,11 +314,9 @@ async def test_no_code_lens_without_a_training_loop(client: RecordingClient, new
     assert not lenses
 
 
-@pytest.mark.parametrize(
-    "command", ["torchlint.runtime.overfit", "torchlint.runtime.grads", "torchlint.runtime.profile"]
-)
-async def test_runtime_commands_say_not_available(client: RecordingClient, command: str) -> None:
+async def test_profile_is_not_available_yet(client: RecordingClient) -> None:
     shown = len(client.messages)
+    command = "torchlint.runtime.profile"
     result = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(command=command, arguments=["file:///x/train.py", 12])
     )
@@ -329,8 +327,26 @@ async def test_runtime_commands_say_not_available(client: RecordingClient, comma
     shown_message = client.messages[-1]
     assert shown_message.type == types.MessageType.Info
     assert shown_message.message.startswith(
-        "The runtime companion is not available yet: it arrives with `torchlint run`"
+        "Profile step for line 13 of file:///x/train.py is not available yet: profiling arrives "
+        "with the stage profiler."
     )
+    assert result["message"] == shown_message.message
+
+
+@pytest.mark.parametrize("command", ["torchlint.runtime.overfit", "torchlint.runtime.grads"])
+async def test_runtime_checks_need_a_file_on_disk(client: RecordingClient, command: str) -> None:
+    """The checks themselves run (tests/lsp/test_lsp_runtime.py); a file that is not on disk
+    is refused, with a message."""
+    shown = len(client.messages)
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=command, arguments=["file:///x/train.py", 12])
+    )
+    assert result["status"] == "refused" and result["reason"] == "not-a-file"
+    assert (result["uri"], result["line"]) == ("file:///x/train.py", 12)
+    await wait_until(lambda: len(client.messages) > shown, message="window/showMessage")
+    shown_message = client.messages[-1]
+    assert shown_message.type == types.MessageType.Warning
+    assert "does not exist on disk: save it first" in shown_message.message
     assert result["message"] == shown_message.message
 
 

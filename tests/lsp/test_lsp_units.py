@@ -227,13 +227,14 @@ def test_debug_information(tmp_path: Path) -> None:
 
 
 def test_runtime_unavailable() -> None:
-    answer = runtime_unavailable("torchlint.runtime.grads", ("file:///t.py", 3))
+    answer = runtime_unavailable("torchlint.runtime.profile", ("file:///t.py", 3))
     assert answer["status"] == "unavailable"
     assert answer["message"].startswith(
-        "The runtime companion is not available yet: it arrives with `torchlint run`"
+        "Profile step for line 4 of file:///t.py is not available yet: profiling arrives with "
+        "the stage profiler."
     )
-    assert "Gradient scan for line 4 of file:///t.py" in answer["message"]
-    assert runtime_unavailable("torchlint.runtime.grads", ())["uri"] is None
+    assert "runtime companion" not in answer["message"]
+    assert runtime_unavailable("torchlint.runtime.profile", ())["uri"] is None
 
 
 def test_a_failing_incremental_parser_falls_back(tmp_path: Path) -> None:

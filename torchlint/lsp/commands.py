@@ -1,5 +1,6 @@
-"""The server's `workspace/executeCommand` commands that are not tied to a feature: the runtime
-checks (not available yet) and the debug information."""
+"""The server's `workspace/executeCommand` commands that are not tied to a feature: the answer of
+the runtime check that has not arrived yet (profiling a step) and the debug information. The
+runtime checks that run (overfit one batch, gradient scan) are in `torchlint.lsp.runtime_runs`."""
 
 from __future__ import annotations
 
@@ -26,15 +27,14 @@ RUNTIME_TITLES = {
 
 
 def runtime_unavailable(command: str, arguments: tuple[Any, ...]) -> dict[str, Any]:
-    """The answer of a runtime command while the runtime companion does not exist."""
+    """The answer of a runtime command that torchlint cannot run yet (profiling a step)."""
     title = RUNTIME_TITLES.get(command, command)
     uri = arguments[0] if arguments and isinstance(arguments[0], str) else None
     line = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], int) else None
     where = f" for line {line + 1} of {uri}" if uri is not None and line is not None else ""
     message = (
-        "The runtime companion is not available yet: it arrives with `torchlint run`, which "
-        f"will run the training step under PyTorch. {title}{where} needs it; the static checks "
-        "work without it."
+        f"{title}{where} is not available yet: profiling arrives with the stage profiler. "
+        f"{RUNTIME_TITLES[OVERFIT]} and {RUNTIME_TITLES[GRADS]} run now, from the same lens."
     )
     return {
         "status": "unavailable",

@@ -18,6 +18,11 @@ How the work is scheduled:
 - *Parser.* `torchlint.analysis.incremental.IncrementalParser` (one per document, dropped on
   close) when that module exists, else `parse_source`. If the incremental parser raises, that
   run is redone with `parse_source` and the document gets a fresh parser.
+- *Runtime checks.* The lenses' commands run the runtime checks on the document's file, in a
+  child process watched from a thread of their own (`torchlint.lsp.runtime_runs`), with
+  progress and cancellation; one run per file at a time. What a run finds is kept per document
+  and added to every publication of that document, beside the lint's diagnostics, until the
+  document is edited or closed or the same check runs again.
 - *Failures stay local.* A rule that crashes (`Analysis.errors`) is logged to the client once per
   document and message; the other rules' diagnostics are still published. Nothing is ever
   written to stdout, which carries the protocol.
@@ -55,7 +60,6 @@ from torchlint.lsp.commands import (
     DocumentContext,
     debug_information,
     format_debug_information,
-    runtime_unavailable,
 )
 from torchlint.lsp.convert import PositionMap, to_lsp_diagnostics
 from torchlint.lsp.documents import (
@@ -73,6 +77,7 @@ from torchlint.lsp.lenses import (
     find_lens_targets,
     targets_of,
 )
+from torchlint.lsp.runtime_runs import SHUTDOWN_WAIT_SECONDS, RuntimeRuns
 from torchlint.lsp.settings import (
     ClientSettings,
     SettingsStore,
@@ -115,6 +120,7 @@ class TorchlintServer(LanguageServer):
         self._announced: set[str] = set()
         self._background: set[asyncio.Task[Any]] = set()
         self.initialization_options: Any = None
+        self.runtime = RuntimeRuns(self)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -130,6 +136,11 @@ class TorchlintServer(LanguageServer):
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
+
+    def shutdown(self) -> None:
+        """Stop the running runtime checks (their children included) before pygls stops."""
+        self.runtime.cancel_all(wait=SHUTDOWN_WAIT_SECONDS)
+        super().shutdown()  # type: ignore[no-untyped-call]
 
     def spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coroutine)
@@ -241,6 +252,7 @@ class TorchlintServer(LanguageServer):
         self.schedule(uri, delay=0.0)
 
     def close_document(self, uri: str) -> None:
+        self.runtime.document_closed(uri)
         state = self.documents.pop(uri, None)
         if state is None:
             return
@@ -248,6 +260,32 @@ class TorchlintServer(LanguageServer):
         state.generation += 1
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def document_changed(self, uri: str) -> None:
+        """An edit: runtime findings for the document are stale now; lint it again."""
+        stale = self.runtime.document_changed(uri)
+        if uri in self.documents and self.settings.for_uri(uri).run == "onType":
+            self.schedule(uri, DEBOUNCE_SECONDS)  # publishes without them
+        elif stale:
+            self.republish(uri)
+
+    def republish(self, uri: str) -> None:
+        """Publish `uri` again after its runtime diagnostics changed: the lint's last
+        diagnostics (with their version) and the runtime ones. A lint still to come for the
+        document includes the runtime ones itself."""
+        state = self.documents.get(uri)
+        if state is None or state.closed:
+            return
+        published = state.published
+        if published is not None:
+            static, version = published.diagnostics, published.version
+        else:
+            static, version = [], self.workspace.get_text_document(uri).version
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=static + self.runtime.diagnostics.for_uri(uri), version=version
+            )
         )
 
     def schedule(self, uri: str, delay: float) -> None:
@@ -294,9 +332,10 @@ class TorchlintServer(LanguageServer):
             if published is not None and _older(version, published.version):
                 return
             state.published = Published(version, outcome.diagnostics)
+            runtime = self.runtime.diagnostics.for_uri(state.uri)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
-                    uri=state.uri, diagnostics=outcome.diagnostics, version=version
+                    uri=state.uri, diagnostics=outcome.diagnostics + runtime, version=version
                 )
             )
         except Exception:
@@ -468,13 +507,23 @@ class TorchlintServer(LanguageServer):
                 state.lenses = (version, text, targets)
         return code_lenses(uri, targets)
 
-    def runtime_command(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
-        answer = runtime_unavailable(command, tuple(arguments))
-        self.window_show_message(
-            types.ShowMessageParams(type=types.MessageType.Info, message=answer["message"])
-        )
-        self.log(answer["message"])
-        return answer
+    async def runtime_command(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
+        """A lens's runtime check (see `torchlint.lsp.runtime_runs`): the run's envelope, or
+        why none started."""
+        try:
+            return await self.runtime.execute(command, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            message = f"{command} failed inside the server:\n{traceback.format_exc()}"
+            self.log(message, types.MessageType.Error)
+            self.window_show_message(
+                types.ShowMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"{command} failed inside the server (see the torchlint log)",
+                )
+            )
+            return {"status": "failed", "command": command, "message": message}
 
     async def debug_info(self, arguments: Sequence[Any]) -> dict[str, Any]:
         uri = arguments[0] if arguments and isinstance(arguments[0], str) else None
@@ -544,9 +593,7 @@ def build_server() -> TorchlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        if uri in ls.documents and ls.settings.for_uri(uri).run == "onType":
-            ls.schedule(uri, DEBOUNCE_SECONDS)
+        ls.document_changed(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -575,17 +622,21 @@ def build_server() -> TorchlintServer:
     async def code_lens(ls: TorchlintServer, params: types.CodeLensParams) -> list[types.CodeLens]:
         return await ls.code_lens(params)
 
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: TorchlintServer, params: Any) -> None:
+        await ls.runtime.stop_all(SHUTDOWN_WAIT_SECONDS)
+
     @server.command(OVERFIT)
-    def overfit(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
-        return ls.runtime_command(OVERFIT, args)
+    async def overfit(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return await ls.runtime_command(OVERFIT, args)
 
     @server.command(GRADS)
-    def grads(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
-        return ls.runtime_command(GRADS, args)
+    async def grads(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return await ls.runtime_command(GRADS, args)
 
     @server.command(PROFILE)
-    def profile(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
-        return ls.runtime_command(PROFILE, args)
+    async def profile(ls: TorchlintServer, *args: Any) -> dict[str, Any]:
+        return await ls.runtime_command(PROFILE, args)
 
     @server.command(SHOW_DEBUG_INFORMATION)
     async def show_debug_information(ls: TorchlintServer, *args: Any) -> dict[str, Any]:

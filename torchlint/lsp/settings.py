@@ -9,7 +9,12 @@ and once without a scope (for files outside every folder). Keys the server uses:
 - `select`, `ignore` (lists of rule codes, prefixes, names or `ALL`): like the command line's
   `--select` (replaces the configuration's `select`) and `--ignore` (adds to its `ignore`);
 - `severity` (a table): the severity shown for a rule, keyed by code or name, valued `error`,
-  `warning`, `info` (or `information`) or `hint`.
+  `warning`, `info` (or `information`) or `hint`;
+- `runtime` (a table; `runtime.enable` etc. as flat keys are read too), for the runtime checks
+  the code lenses start (`workspace/executeCommand` only, never on their own):
+  `enable` (bool, default true), `timeoutSeconds` (a positive number, default 300: the whole
+  run, the script's start included), `steps` (a positive integer, default: the check's own,
+  200 for overfit and 5 for the gradient scan).
 
 Other keys (`interpreter`, `importStrategy`, ...) belong to the editor extension and are
 ignored here. Bad values are dropped with a message, never fatal.
@@ -31,6 +36,27 @@ from torchlint.selection import SelectorError, validate_selectors
 
 RunMode = Literal["onType", "onSave"]
 
+DEFAULT_RUNTIME_TIMEOUT_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """The `runtime` table: how the runtime checks run (`steps` None: the check's default)."""
+
+    enable: bool = True
+    timeout_seconds: float = DEFAULT_RUNTIME_TIMEOUT_SECONDS
+    steps: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "enable": self.enable,
+            "timeoutSeconds": self.timeout_seconds,
+            "steps": self.steps,
+        }
+
+
+DEFAULT_RUNTIME = RuntimeSettings()
+
 
 @dataclass(frozen=True)
 class ClientSettings:
@@ -40,6 +66,7 @@ class ClientSettings:
     ignore: tuple[str, ...] = ()
     # rule code -> "error" / "warning" / "info" / "information" / "hint"
     severity: Mapping[str, str] = field(default_factory=dict)
+    runtime: RuntimeSettings = DEFAULT_RUNTIME
 
     @property
     def overrides(self) -> CliOverrides:
@@ -52,6 +79,7 @@ class ClientSettings:
             "select": list(self.select) if self.select is not None else None,
             "ignore": list(self.ignore),
             "severity": dict(self.severity),
+            "runtime": self.runtime.to_json(),
         }
 
 
@@ -95,6 +123,39 @@ def _severity(value: Any, problems: list[str]) -> dict[str, str]:
     return result
 
 
+def _runtime(raw: Mapping[str, Any], problems: list[str]) -> RuntimeSettings:
+    """The `runtime` table, or its keys spelled flat (`"runtime.enable": false`), as clients
+    that do not nest dotted settings send them."""
+    table: dict[str, Any] = {}
+    nested = raw.get("runtime")
+    if isinstance(nested, Mapping):
+        table.update(nested)
+    elif nested is not None:
+        problems.append("`runtime` must be a table; using the default runtime settings")
+    for key, value in raw.items():
+        if isinstance(key, str) and key.startswith("runtime."):
+            table[key.removeprefix("runtime.")] = value
+    enable = table.get("enable", True)
+    if not isinstance(enable, bool):
+        problems.append("`runtime.enable` must be true or false; using true")
+        enable = True
+    timeout = table.get("timeoutSeconds", DEFAULT_RUNTIME_TIMEOUT_SECONDS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+        problems.append(
+            f"`runtime.timeoutSeconds` must be a positive number of seconds, got {timeout!r}; "
+            f"using {DEFAULT_RUNTIME_TIMEOUT_SECONDS:g}"
+        )
+        timeout = DEFAULT_RUNTIME_TIMEOUT_SECONDS
+    steps = table.get("steps")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        problems.append(
+            f"`runtime.steps` must be a positive whole number, got {steps!r}; "
+            "using the check's default"
+        )
+        steps = None
+    return RuntimeSettings(enable, float(timeout), steps)
+
+
 def parse_settings(raw: Any) -> tuple[ClientSettings, list[str]]:
     """Settings from what the client sent (None, a table, or junk), and the problems found."""
     problems: list[str] = []
@@ -118,7 +179,8 @@ def parse_settings(raw: Any) -> tuple[ClientSettings, list[str]]:
         select = _selectors(raw["select"], "select", problems)
     ignore = _selectors(raw.get("ignore") or [], "ignore", problems) or ()
     severity = _severity(raw.get("severity") or {}, problems)
-    return ClientSettings(enable, run, select, ignore, severity), problems
+    runtime = _runtime(raw, problems)
+    return ClientSettings(enable, run, select, ignore, severity, runtime), problems
 
 
 @dataclass

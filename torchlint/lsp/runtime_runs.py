@@ -1,0 +1,666 @@
+"""Runtime checks started from the editor: `torchlint.runtime.overfit` and
+`torchlint.runtime.grads` (the code lenses' commands), run on the document's file on disk.
+
+- *Only on request.* A check runs only on an explicit `workspace/executeCommand`, and not at all
+  when the client's `torchlint.runtime.enable` is false. Only `file:` documents can run; an
+  untitled one must be saved first, and a document with unsaved changes runs as it is on disk
+  (the message says so).
+- *Never on the event loop.* `torchlint.runtime.launcher.run_check` blocks for the whole run: it
+  runs on a daemon thread of its own (not the lint executor, so linting never waits behind a
+  run, and not a pool thread, so a run can never keep the server process from exiting). The
+  user's script runs in a child process of the launcher, with the `runtime.timeoutSeconds`
+  limit; whatever it does, the command answers with the launcher's envelope.
+- *One run per file.* A second command for a file whose check is still running is answered
+  "already running" and starts nothing. Runs of different files overlap (each has its own
+  child process and thread).
+- *Progress and cancellation.* When the client supports `window/workDoneProgress`, a run shows
+  a cancellable progress ("step k/N" with a percentage). `window/workDoneProgress/cancel`, a
+  `$/cancelRequest` of the command, the server's shutdown and its exit all stop the child
+  (the envelope then says `error`, kind `cancelled`).
+- *Diagnostics.* The envelope's findings are published (source `torchlint-runtime`, the whole
+  line) for the script and for every other open document they point at, merged with the static
+  diagnostics of that document: `RuntimeDiagnostics` keeps them per document, and the server
+  adds them to every publication of it. They go stale and are dropped when their document is
+  edited or closed, and when the same check of the same script starts again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path, uri_scheme
+
+from torchlint.lsp.commands import RUNTIME_TITLES, runtime_unavailable
+from torchlint.lsp.convert import PositionMap, code_units
+from torchlint.lsp.lenses import GRADS, OVERFIT
+from torchlint.lsp.settings import RuntimeSettings, innermost_folder
+from torchlint.runtime.launcher import RunRequest, run_check
+from torchlint.runtime.results import envelope, error_info
+
+if TYPE_CHECKING:
+    from torchlint.lsp.server import TorchlintServer
+
+SOURCE = "torchlint-runtime"
+
+#: command -> the launcher's check
+CHECKS: dict[str, str] = {OVERFIT: "overfit", GRADS: "grads"}
+#: check -> the progress title
+PROGRESS_TITLES: dict[str, str] = {
+    "overfit": "torchlint: overfit one batch",
+    "grads": "torchlint: gradient scan",
+}
+
+SEVERITIES: dict[str, types.DiagnosticSeverity] = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+
+PROGRESS_CREATE_TIMEOUT_SECONDS = 10.0
+#: how long a command that arrives before the client's settings waits for them
+SETTINGS_WAIT_SECONDS = 15.0
+#: how long the server's shutdown waits for running children to be stopped
+SHUTDOWN_WAIT_SECONDS = 3.0
+SUMMARY_CHARACTERS = 200
+
+#: (script key, check): the run a runtime diagnostic came from
+Origin = tuple[str, str]
+
+
+def path_key(path: str | os.PathLike[str]) -> str:
+    """A file's identity: its real, case-normalised absolute path."""
+    return os.path.normcase(os.path.realpath(os.fspath(path)))
+
+
+def refusal(
+    command: str, uri: str | None, line: int | None, reason: str, message: str
+) -> dict[str, Any]:
+    """The answer of a runtime command that did not start a run."""
+    return {
+        "status": "refused",
+        "reason": reason,
+        "command": command,
+        "uri": uri,
+        "line": line,
+        "message": message,
+    }
+
+
+def parse_arguments(arguments: Sequence[Any]) -> tuple[str, int | None] | None:
+    """`[uri, line]` (line 0-based, optional) from the command's arguments; None if malformed."""
+    if not arguments or not isinstance(arguments[0], str) or len(arguments) > 2:
+        return None
+    line = arguments[1] if len(arguments) > 1 else None
+    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 0):
+        return None
+    return arguments[0], line
+
+
+def script_of(uri: str) -> tuple[Path | None, str]:
+    """The file a document URI names and is saved as, or None and why it cannot run."""
+    scheme = uri_scheme(uri)
+    if scheme == "untitled":
+        return None, "it is an untitled document: save it first, the runtime checks run files"
+    if scheme != "file":
+        return None, f"it is not a file on disk ({scheme or 'no'} scheme); only saved files run"
+    path_text = to_fs_path(uri)
+    if not path_text:
+        return None, "it is not a file on disk"
+    path = Path(path_text)
+    if not path.is_file():
+        return None, f"{path} does not exist on disk: save it first"
+    return path, ""
+
+
+def differs_from_disk(path: Path, text: str) -> bool:
+    """Whether the editor's text of `path` is not what the file holds (unsaved changes)."""
+    try:
+        saved = path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return True
+    if saved == text:
+        return False
+    return _newlines(saved) != _newlines(text)
+
+
+def _newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def message_type(result: dict[str, Any]) -> types.MessageType:
+    """Info for a passing (or a cancelled) run, Warning for a check that found problems, Error
+    for a run that could not finish."""
+    status = result.get("status")
+    if status == "completed":
+        if result.get("verdict") in ("pass", "healthy"):
+            return types.MessageType.Info
+        return types.MessageType.Warning
+    if cancelled(result):
+        return types.MessageType.Info
+    return types.MessageType.Error
+
+
+def cancelled(result: dict[str, Any]) -> bool:
+    error = result.get("error")
+    return isinstance(error, dict) and error.get("kind") == "cancelled"
+
+
+def one_line(text: Any, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic of an envelope, placed: a file (path key) and a 0-based line."""
+
+    key: str
+    line: int
+    item: dict[str, Any]
+
+
+def findings_of(result: dict[str, Any], script: Path, fallback_line: int | None) -> list[Finding]:
+    """Where each of the envelope's diagnostics goes: its own file and line; the script when it
+    names no file; the lens's line (else the first) when it names no line."""
+    found: list[Finding] = []
+    for item in result.get("diagnostics") or []:
+        if not isinstance(item, dict):
+            continue
+        filename = item.get("filename")
+        line = item.get("line")
+        key = path_key(filename) if isinstance(filename, str) and filename else path_key(script)
+        if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
+            row = line - 1
+        else:
+            row = fallback_line if fallback_line is not None else 0
+        found.append(Finding(key, row, item))
+    return found
+
+
+def to_lsp_diagnostic(finding: Finding, text: str, encoding: str, check: str) -> types.Diagnostic:
+    """A runtime finding as an LSP diagnostic over the whole of its line in `text` (a line past
+    the end of `text` lands on its last line)."""
+    positions = PositionMap(text, encoding)
+    line = min(finding.line, max(positions.line_count - 1, 0))
+    end = code_units(positions.line(line), encoding)
+    item = finding.item
+    severity = SEVERITIES.get(str(item.get("severity")), types.DiagnosticSeverity.Warning)
+    code = item.get("code")
+    return types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=line, character=0),
+            end=types.Position(line=line, character=end),
+        ),
+        message=str(item.get("message") or item.get("name") or code or "runtime finding"),
+        severity=severity,
+        code=str(code) if code else None,
+        source=SOURCE,
+        data={"check": check, "name": item.get("name"), "evidence": item.get("evidence")},
+    )
+
+
+class RuntimeDiagnostics:
+    """The runtime diagnostics of each document (by URI), with the run each came from."""
+
+    def __init__(self) -> None:
+        self._by_uri: dict[str, dict[Origin, list[types.Diagnostic]]] = {}
+
+    def for_uri(self, uri: str) -> list[types.Diagnostic]:
+        return [d for group in self._by_uri.get(uri, {}).values() for d in group]
+
+    def put(self, uri: str, origin: Origin, diagnostics: list[types.Diagnostic]) -> None:
+        if diagnostics:
+            self._by_uri.setdefault(uri, {})[origin] = list(diagnostics)
+        else:
+            self.drop(uri, origin)
+
+    def drop(self, uri: str, origin: Origin) -> bool:
+        groups = self._by_uri.get(uri)
+        if not groups or origin not in groups:
+            return False
+        del groups[origin]
+        if not groups:
+            del self._by_uri[uri]
+        return True
+
+    def drop_origin(self, origin: Origin) -> list[str]:
+        """Forget what one run (a check of a script) found; the URIs that had some."""
+        return [uri for uri in list(self._by_uri) if self.drop(uri, origin)]
+
+    def drop_uri(self, uri: str) -> bool:
+        return self._by_uri.pop(uri, None) is not None
+
+
+@dataclass
+class ActiveRun:
+    check: str
+    uri: str
+    cancel: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+    task: asyncio.Task[Any] | None = None  # the command's handler
+
+
+class _Progress:
+    """The run's `$/progress`, driven on the event loop (None token: the client shows none)."""
+
+    def __init__(self, server: TorchlintServer, token: str | None) -> None:
+        self.server = server
+        self.token = token
+        self.done = False
+        self._percentage = -1
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self.token is None or self.done:
+            return
+        self.server.work_done_progress.report(
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+        )
+
+    def event(self, event: dict[str, Any]) -> None:
+        """An event of the launcher (`captured`, `step`, `result`), on the event loop."""
+        if self.token is None or self.done:
+            return
+        kind = event.get("event")
+        if kind == "captured":
+            summary = one_line(event.get("summary") or "", SUMMARY_CHARACTERS)
+            self.report(f"captured {summary}".strip(), max(self._percentage, 0))
+        elif kind == "step":
+            step, total = event.get("step"), event.get("of")
+            if not isinstance(step, int) or not isinstance(total, int) or total <= 0:
+                return
+            # A report when the percentage moves (at most about a hundred per run), and for the
+            # first steps and the last, whatever the step count.
+            percentage = max(0, min(100, (100 * step) // total))
+            if percentage <= self._percentage and step > 2 and step < total:
+                return
+            self._percentage = max(percentage, self._percentage)
+            self.report(f"step {step}/{total}", self._percentage)
+
+    def end(self, message: str) -> None:
+        if self.token is None or self.done:
+            return
+        self.done = True
+        progress = self.server.work_done_progress
+        try:
+            progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+        except Exception:  # the connection is going away: nobody is left to tell
+            pass
+        finally:
+            progress.tokens.pop(self.token, None)  # pygls keeps every token otherwise
+
+
+def _on_cancelled(cancel: threading.Event) -> Callable[[Future[Any]], None]:
+    def callback(future: Future[Any]) -> None:
+        if future.cancelled():
+            cancel.set()
+
+    return callback
+
+
+class RuntimeRuns:
+    """The server's runtime checks: the running ones and the diagnostics they left."""
+
+    def __init__(self, server: TorchlintServer) -> None:
+        self.server = server
+        self.diagnostics = RuntimeDiagnostics()
+        self.active: dict[str, ActiveRun] = {}  # script path key -> its run
+        # Runs whose thread has not finished (it removes itself), even when their command is
+        # gone (the event loop cancelled it on exit): `cancel_all` waits for these.
+        self._working: dict[int, ActiveRun] = {}
+        self._working_lock = threading.Lock()
+
+    # --- document events --------------------------------------------------------------------
+
+    def document_changed(self, uri: str) -> bool:
+        """An edit makes the document's runtime diagnostics stale: drop them. True when there
+        were some (the caller publishes the document again)."""
+        return self.diagnostics.drop_uri(uri)
+
+    def document_closed(self, uri: str) -> None:
+        self.diagnostics.drop_uri(uri)
+
+    async def stop_all(self, wait: float) -> None:
+        """Stop every running check and wait (up to `wait` seconds) until their commands have
+        been answered (with a `cancelled` envelope). The `shutdown` request does this first:
+        pygls's own shutdown cancels the requests still pending, and a pending
+        `workspace/executeCommand` makes it fail (it changes the dictionary it iterates)."""
+        runs = list(self.active.values())
+        for run in runs:
+            run.cancel.set()
+        tasks = [run.task for run in runs if run.task is not None and not run.task.done()]
+        if tasks:
+            await asyncio.wait(tasks, timeout=wait)
+
+    def cancel_all(self, wait: float = 0.0) -> None:
+        """Stop every running check (the server is going away); wait up to `wait` seconds
+        for their children to be gone (blocking: only once the event loop has stopped)."""
+        with self._working_lock:
+            working = list(self._working.values())
+        runs = list({id(run): run for run in [*self.active.values(), *working]}.values())
+        for run in runs:
+            run.cancel.set()
+        deadline = time.monotonic() + wait
+        for run in runs:
+            if run.thread is not None:
+                run.thread.join(max(0.0, deadline - time.monotonic()))
+
+    # --- the command ------------------------------------------------------------------------
+
+    def _refuse(
+        self,
+        command: str,
+        uri: str | None,
+        line: int | None,
+        reason: str,
+        message: str,
+        kind: types.MessageType = types.MessageType.Warning,
+    ) -> dict[str, Any]:
+        self.server.log(f"{command}: {message}", kind)
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+        return refusal(command, uri, line, reason, message)
+
+    async def execute(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
+        """Run `command` (a runtime check) for the document and lens line in `arguments`.
+        Answers the envelope, or a `refused` / `unavailable` answer that started nothing."""
+        check = CHECKS.get(command)
+        if check is None:  # the profiler has not arrived yet
+            answer = runtime_unavailable(command, tuple(arguments))
+            self.server.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Info, message=answer["message"])
+            )
+            self.server.log(answer["message"])
+            return answer
+        title = RUNTIME_TITLES.get(command, check)
+        parsed = parse_arguments(arguments)
+        if parsed is None:
+            return self._refuse(
+                command,
+                None,
+                None,
+                "bad-arguments",
+                f"{title}: expected the arguments [uri, line], got {list(arguments)!r}",
+                types.MessageType.Error,
+            )
+        uri, line = parsed
+        if not self.server.settings_ready.is_set():  # a command before the first settings
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.server.settings_ready.wait(), SETTINGS_WAIT_SECONDS)
+        settings = self.server.settings.for_uri(uri).runtime
+        if not settings.enable:
+            return self._refuse(
+                command,
+                uri,
+                line,
+                "disabled",
+                f"{title} did not run: the runtime checks are turned off "
+                "(the setting `torchlint.runtime.enable` is false).",
+                types.MessageType.Info,
+            )
+        script, why = script_of(uri)
+        if script is None:
+            return self._refuse(
+                command, uri, line, "not-a-file", f"{title} cannot run {uri}: {why}."
+            )
+        key = path_key(script)
+        running = self.active.get(key)
+        if running is not None:
+            return self._refuse(
+                command,
+                uri,
+                line,
+                "already-running",
+                f"{title} did not start: {_title_of(running.check)} is already running for "
+                f"{script.name}; wait for it to finish, or cancel it.",
+                types.MessageType.Info,
+            )
+        # Registered before the first `await`: a second command for this file that arrives
+        # meanwhile sees it.
+        run = ActiveRun(check, uri, task=asyncio.current_task())
+        self.active[key] = run
+        try:
+            return await self._run(title, run, uri, line, script, key, settings)
+        finally:
+            if self.active.get(key) is run:
+                del self.active[key]
+
+    async def _run(
+        self,
+        title: str,
+        run: ActiveRun,
+        uri: str,
+        line: int | None,
+        script: Path,
+        key: str,
+        settings: RuntimeSettings,
+    ) -> dict[str, Any]:
+        server = self.server
+        check = run.check
+        origin: Origin = (key, check)
+        for stale in self.diagnostics.drop_origin(origin):
+            server.republish(stale)
+
+        unsaved = False
+        if uri in server.documents:
+            text = server.workspace.get_text_document(uri).source
+            unsaved = differs_from_disk(script, text)
+        # Where the user would run `python train.py`: the workspace folder (as VS Code's "Run
+        # Python File" does), else the script's own folder.
+        folder = innermost_folder(uri, server.folder_uris())
+        folder_path = to_fs_path(folder) if folder is not None else None
+        cwd = Path(folder_path) if folder_path else script.parent
+        request = RunRequest(
+            check=check,
+            script=script,
+            steps=settings.steps,
+            timeout_s=settings.timeout_seconds,
+            python=sys.executable,
+            cwd=cwd,
+        )
+        server.log(
+            f"{title} of {script}: {shlex.join(_equivalent_command(request))} "
+            f"(working directory {cwd}; the launcher runs {request.python} -m "
+            "torchlint.runtime.child)"
+        )
+        if unsaved:
+            server.log(f"{uri} has unsaved changes: running the file on disk")
+
+        request_future = self._request_future()
+        if request_future is not None:
+            request_future.add_done_callback(_on_cancelled(run.cancel))
+        progress = _Progress(server, await self._create_progress(run.cancel))
+        if progress.token is not None:
+            on_disk = " (as saved on disk)" if unsaved else ""
+            server.work_done_progress.begin(
+                progress.token,
+                types.WorkDoneProgressBegin(
+                    title=PROGRESS_TITLES[check],
+                    message=f"starting {script.name}{on_disk}",
+                    percentage=0,
+                    cancellable=True,
+                ),
+            )
+
+        result: dict[str, Any] | None = None
+        try:
+            result = await self._in_thread(run, request, progress)
+        except asyncio.CancelledError:
+            run.cancel.set()
+            raise
+        finally:
+            summary = one_line(result["summary"], SUMMARY_CHARACTERS) if result else "stopped"
+            progress.end(summary)
+
+        self._publish(result, run, script, origin, line)
+        self._announce(result, title, script, unsaved)
+        return result
+
+    def _request_future(self) -> Future[Any] | None:
+        """The pending `workspace/executeCommand` request being handled (cancelled by the
+        client's `$/cancelRequest`), when pygls lets us see it."""
+        protocol = self.server.protocol
+        try:
+            msg_id = protocol.msg_id
+            futures = getattr(protocol, "_request_futures", None)
+        except Exception:
+            return None
+        if msg_id is None or not isinstance(futures, dict):
+            return None
+        future = futures.get(msg_id)
+        return future if isinstance(future, Future) else None
+
+    async def _create_progress(self, cancel: threading.Event) -> str | None:
+        """A server-created progress token, when the client supports them."""
+        capabilities = self.server.client_capabilities
+        window = capabilities.window if capabilities else None
+        if not (window and window.work_done_progress):
+            return None
+        token = f"torchlint-runtime-{uuid.uuid4()}"
+        progress = self.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), PROGRESS_CREATE_TIMEOUT_SECONDS)
+        except Exception as exc:
+            self.server.log(
+                f"window/workDoneProgress/create failed ({exc!r}); running without progress",
+                types.MessageType.Warning,
+            )
+            return None
+        registered = progress.tokens.get(token)
+        if registered is None:  # pygls registers it on success; be sure
+            registered = progress.tokens[token] = Future()
+        registered.add_done_callback(_on_cancelled(cancel))
+        return token
+
+    async def _in_thread(
+        self, run: ActiveRun, request: RunRequest, progress: _Progress
+    ) -> dict[str, Any]:
+        """`run_check` on a daemon thread, its events and its result handed to the loop."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[dict[str, Any]] = loop.create_future()
+
+        def deliver(callback: Callable[..., None], *args: Any) -> None:
+            with contextlib.suppress(RuntimeError):  # a closed loop: the server is exiting
+                loop.call_soon_threadsafe(callback, *args)
+
+        def resolve(result: dict[str, Any]) -> None:
+            if not done.done():
+                done.set_result(result)
+
+        def work() -> None:
+            try:
+                result = run_check(
+                    request,
+                    on_event=lambda event: deliver(progress.event, event),
+                    cancel=run.cancel,
+                )
+            except Exception:
+                result = internal_error_envelope(request, traceback.format_exc())
+            finally:
+                with self._working_lock:
+                    self._working.pop(id(run), None)
+            deliver(resolve, result)
+
+        run.thread = threading.Thread(
+            target=work, name=f"torchlint-runtime-{request.check}", daemon=True
+        )
+        with self._working_lock:
+            self._working[id(run)] = run
+        run.thread.start()
+        return await done
+
+    def _publish(
+        self,
+        result: dict[str, Any],
+        run: ActiveRun,
+        script: Path,
+        origin: Origin,
+        line: int | None,
+    ) -> None:
+        server = self.server
+        open_documents: dict[str, str] = {}
+        for uri in server.documents:
+            path = to_fs_path(uri)
+            if path:
+                open_documents[path_key(path)] = uri
+        grouped: dict[str, list[Finding]] = {}
+        not_open = 0
+        for finding in findings_of(result, script, line):
+            target = open_documents.get(finding.key)
+            if target is None:
+                not_open += 1
+                continue
+            grouped.setdefault(target, []).append(finding)
+        for uri, findings in grouped.items():
+            text = server.workspace.get_text_document(uri).source
+            diagnostics = [
+                to_lsp_diagnostic(finding, text, server.encoding, run.check) for finding in findings
+            ]
+            self.diagnostics.put(uri, origin, diagnostics)
+            server.republish(uri)
+        if not_open:
+            server.log(
+                f"{not_open} runtime finding(s) of {script.name} point at files that are not "
+                "open; they are in the command's result"
+            )
+
+    def _announce(self, result: dict[str, Any], title: str, script: Path, unsaved: bool) -> None:
+        kind = message_type(result)
+        summary = one_line(result.get("summary") or f"{title} of {script.name} ended")
+        note = " (ran the file as saved on disk; the editor has unsaved changes)" if unsaved else ""
+        self.server.window_show_message(types.ShowMessageParams(type=kind, message=summary + note))
+        details = [
+            f"{title} of {script}: status {result.get('status')}, verdict "
+            f"{result.get('verdict')}, {result.get('duration_s')} s: {summary}"
+        ]
+        error = result.get("error")
+        if isinstance(error, dict):
+            details.append(f"  {error.get('kind')}: {error.get('message')}")
+            for output in error.get("output_tail") or []:
+                details.append(f"  | {output}")
+        for item in result.get("diagnostics") or []:
+            if isinstance(item, dict):
+                details.append(
+                    f"  {item.get('code')} {item.get('filename')}:{item.get('line')}: "
+                    f"{one_line(item.get('message'))}"
+                )
+        self.server.log("\n".join(details), kind)
+
+
+def _title_of(check: str) -> str:
+    command = next((command for command, name in CHECKS.items() if name == check), check)
+    return RUNTIME_TITLES.get(command, check)
+
+
+def _equivalent_command(request: RunRequest) -> list[str]:
+    """The `torchlint run` command line that does the same run."""
+    command = [request.python, "-m", "torchlint", "run", request.check, str(request.script)]
+    if request.steps is not None:
+        command += ["--steps", str(request.steps)]
+    command += ["--timeout", f"{request.timeout_s:g}"]
+    return command
+
+
+def internal_error_envelope(request: RunRequest, details: str) -> dict[str, Any]:
+    """The envelope of a run the launcher itself failed on (a bug, not the script's doing)."""
+    last = details.strip().splitlines()[-1] if details.strip() else "no details"
+    message = f"{request.check}: internal error of the launcher: {one_line(last)}"
+    result = envelope(request.check, "error", None, message, None, {})
+    result.update(
+        script=str(request.script),
+        argv=list(request.args),
+        error=error_info("internal", details),
+    )
+    return result
