@@ -16,7 +16,9 @@ import faulthandler
 import json
 import os
 import runpy
+import signal
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -99,7 +101,24 @@ def main(argv: list[str] | None = None) -> None:
     os._exit(code)
 
 
+def watch_parent(interval: float = 0.5) -> None:
+    """End this process group when the launcher dies (a killed language server or terminal):
+    nothing else would enforce the time limit then."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                with contextlib.suppress(OSError):
+                    os.killpg(os.getpgrp(), signal.SIGKILL)
+                os._exit(1)
+
+    threading.Thread(target=watch, name="torchlint-parent-watch", daemon=True).start()
+
+
 def _run(args: argparse.Namespace, events: Events) -> None:
+    watch_parent()
     script = Path(args.script).resolve()
     if args.hang_dump and args.dump_after:
         dump = open(args.hang_dump, "w", encoding="utf-8")  # noqa: SIM115 (kept until exit)
