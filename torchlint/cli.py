@@ -193,14 +193,64 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 pass, 1 the check failed, 2 it could not run.",
         usage="torchlint run {overfit,grads} SCRIPT [options] [-- SCRIPT_ARGS ...]",
     )
-    run.add_argument("check", choices=("overfit", "grads"), help="which check")
+    run.add_argument(
+        "check",
+        choices=("overfit", "grads", "profile", "fit", "lr-find"),
+        help="overfit one batch, scan gradients, profile the step's stages, read the train and "
+        "validation curves over a few short epochs, or find a learning rate",
+    )
     run.add_argument("script", metavar="SCRIPT", help="the training script, as you run it")
     run.add_argument(
         "--steps",
         type=int,
         default=None,
         metavar="N",
-        help="optimizer steps (default: 200 for overfit, 5 for grads)",
+        help="optimizer steps (default: 200 overfit, 5 grads, 20 measured by profile, 100 lr-find)",
+    )
+    run.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        metavar="N",
+        help="profile: steps discarded before measuring (default: 5)",
+    )
+    run.add_argument(
+        "--sync",
+        choices=("auto", "per-stage"),
+        default="auto",
+        help="profile on CUDA: CUDA events with one synchronisation per step (auto), or a "
+        "synchronisation at every stage boundary (per-stage, a diagnostic mode)",
+    )
+    run.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="profile: also write a torch.profiler Chrome trace of a few steps to FILE",
+    )
+    run.add_argument(
+        "--epochs", type=int, default=None, metavar="K", help="fit: epochs to run (default: 5)"
+    )
+    run.add_argument(
+        "--limit-batches",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fit: batches per pass over each loader (default: 20)",
+    )
+    run.add_argument(
+        "--plot", metavar="FILE", help="fit and lr-find: also draw the curves into FILE (.svg)"
+    )
+    run.add_argument(
+        "--detect-anomaly",
+        action="store_true",
+        default=None,
+        help="fit: run under torch.autograd.detect_anomaly, to name the operation that first "
+        "produces NaN (slower; use after a fit reported NaN)",
+    )
+    run.add_argument(
+        "--lr-min", type=float, default=None, help="lr-find: first learning rate (default: 1e-7)"
+    )
+    run.add_argument(
+        "--lr-max", type=float, default=None, help="lr-find: last learning rate (default: 10)"
     )
     run.add_argument(
         "--timeout",

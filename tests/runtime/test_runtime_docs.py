@@ -1,4 +1,4 @@
-"""docs/runtime.md documents every runtime diagnostic the launcher can emit, with its name."""
+"""docs/runtime*.md document every runtime diagnostic the launcher can emit, with its name."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ def emitted_codes() -> dict[str, str]:
 
 
 def documented_codes() -> dict[str, str]:
-    text = (ROOT / "docs" / "runtime.md").read_text()
-    return dict(re.findall(r"^\| (TLR\d{3}) \| ([a-z0-9-]+) \|", text, flags=re.MULTILINE))
+    """From the codes tables of docs/runtime.md and of each check's page, docs/runtime-*.md."""
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "docs").glob("runtime*.md")):
+        text = path.read_text()
+        found.update(re.findall(r"^\| (TLR\d{3}) \| ([a-z0-9-]+) \|", text, flags=re.MULTILINE))
+    return found
 
 
 def test_every_emitted_code_is_documented_with_its_name() -> None:

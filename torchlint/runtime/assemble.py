@@ -49,6 +49,8 @@ _GRAD_CODES = {
 }
 
 _CRASHED = ("TLR001", "script-crashed")
+#: the verdict of a check stopped at its first step by a sanity check
+FAILED_VERDICT = {"overfit": "fail", "grads": "problems"}  # other checks: "stopped"
 _LOSS_NAMES = {"cross_entropy": "cross-entropy", "nll_loss": "negative log-likelihood"}
 _GRAD_SCAN_CODES = {code for code, _ in _GRAD_CODES.values()}
 
@@ -635,7 +637,19 @@ def build_envelope(
         crashed = not stopped_by_check and (
             outcome.kind == "crash" or (outcome.kind == "exit" and bool(outcome.exit_code))
         )
-        if check == "overfit":
+        if capture.plugin is not None:
+            plugged = capture.plugin.result(outcome)
+            if not crashed:
+                findings += plugged.findings
+            result = envelope(
+                check,
+                "completed",
+                plugged.verdict,
+                plugged.summary,
+                environment_of(capture),
+                plugged.payload,
+            )
+        elif check == "overfit":
             overfit, extra = overfit_result(capture)
             if not crashed:  # a verdict on a run that crashed would blame the wrong thing
                 findings += extra
@@ -660,7 +674,7 @@ def build_envelope(
         if frozen is not None:
             findings.append(frozen)
         if stopped_by_check:
-            result["verdict"] = "fail" if check == "overfit" else "problems"
+            result["verdict"] = FAILED_VERDICT.get(check, "stopped")
             result["summary"] = f"{check}: stopped at the first step: " + (
                 findings[0].message.split(". ")[0] if findings else outcome.reason or ""
             )
@@ -669,7 +683,11 @@ def build_envelope(
             result["verdict"] = None
             result["error"] = _error_of(outcome)
             result["summary"] = f"{check}: the script {_ended(outcome)} after {steps} step(s)"
-        elif outcome.kind in ("finished", "exit") and steps < capture.target_steps:
+        elif (
+            outcome.kind in ("finished", "exit")
+            and steps < capture.target_steps
+            and capture.plugin is None
+        ):
             result["summary"] += (
                 f" (the script ended after {steps} of {capture.target_steps} steps)"
             )

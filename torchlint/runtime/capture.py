@@ -24,6 +24,7 @@ cannot swallow, raised at the next fetch from the training loader once enough st
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import math
 import weakref
@@ -48,6 +49,7 @@ from torchlint.runtime.captured import (
 )
 from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
 from torchlint.runtime.loss_checks import LossSpy
+from torchlint.runtime.plugin import RunPlugin, make_plugin
 from torchlint.runtime.sites import Site, SiteFinder
 
 Emit = Callable[[dict[str, Any]], None]
@@ -60,13 +62,36 @@ FALLBACK_STOP_MARGIN = 2
 #: backward calls without any optimizer step before the run is stopped as "no optimizer"
 #: (far above any gradient-accumulation factor)
 MAX_BACKWARDS_WITHOUT_STEP = 256
+#: functional losses whose values a plugin with `wants_losses` receives
+REPORTED_LOSSES = (
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+)
+#: backward losses kept (the first per step is what the curves use)
+MAX_BACKWARD_LOSSES = 100_000
+#: the step bound of a plugin that stops the run itself
+UNBOUNDED_STEPS = 10**9
 
 
 class Capture:
     """Everything the hooks learn about one run, and the hooks themselves."""
 
-    def __init__(self, mode: str, steps: int, project_root: Path, emit: Emit) -> None:
-        self.mode = mode  # "overfit" or "grads"
+    def __init__(
+        self,
+        mode: str,
+        steps: int,
+        project_root: Path,
+        emit: Emit,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.mode = mode  # "overfit", "grads", or a plugin's check
         self.target_steps = steps
         self.finder = SiteFinder(project_root)
         self.emit = emit
@@ -98,6 +123,9 @@ class Capture:
             weakref.WeakKeyDictionary()
         )
         self.spy: LossSpy | None = None
+        self.plugin: RunPlugin | None = make_plugin(mode, self, options or {})
+        if self.plugin is not None:
+            self.target_steps = self.plugin.total_steps() or UNBOUNDED_STEPS
         self.probe = AccumulationProbe(self)
         self._final_spy_started = False
         self._depth = 0
@@ -148,8 +176,14 @@ class Capture:
         original_backward = torch.autograd.backward
 
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
-            capture._on_backward(tensors)
-            return original_backward(tensors, *args, **kwargs)
+            loss = capture._on_backward(tensors)
+            plugin = capture.plugin
+            if plugin is None or loss is None:
+                return original_backward(tensors, *args, **kwargs)
+            plugin.on_backward_start(loss)
+            done = original_backward(tensors, *args, **kwargs)
+            plugin.on_backward_end()
+            return done
 
         original_loader_init = DataLoader.__init__
 
@@ -177,6 +211,8 @@ class Capture:
         self._patch(DataLoader, "__init__", loader_init)
         self._patch(DataLoader, "__iter__", loader_iter)
         self._patch(torch, "save", save)
+        if self.plugin is not None and self.plugin.wants_losses:
+            self._patch_losses(self.plugin)
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
         if scaler_class is not None:
             original_scale = scaler_class.scale
@@ -190,6 +226,32 @@ class Capture:
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+
+    def _patch_losses(self, plugin: RunPlugin) -> None:
+        """Report every scalar value of the functional losses (nn.*Loss modules call them)."""
+        functional = torch.nn.functional
+        busy = [False]  # a loss calling another (or the loss spy calling it again) reports once
+
+        def wrap(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(original)
+            def loss(*args: Any, **kwargs: Any) -> Any:
+                if busy[0]:
+                    return original(*args, **kwargs)
+                busy[0] = True
+                try:
+                    out = original(*args, **kwargs)
+                finally:
+                    busy[0] = False
+                if isinstance(out, torch.Tensor) and out.numel() == 1:
+                    plugin.on_loss(name, out.detach(), torch.is_grad_enabled())
+                return out
+
+            return loss
+
+        for name in REPORTED_LOSSES:
+            original = getattr(functional, name, None)
+            if original is not None:
+                self._patch(functional, name, wrap(name, original))
 
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self._patches.append((owner, name, getattr(owner, name)))
@@ -236,6 +298,15 @@ class Capture:
 
     def _global_post(self, module: nn.Module, args: Any, output: Any) -> None:
         self._depth -= 1
+        if self._depth == 0 and self.plugin is not None:
+            root = self._roots_by_id.get(id(module))
+            if root is not None:
+                self.plugin.on_forward_end(root)
+
+    def _root_post(self, module: nn.Module, args: Any, output: Any) -> None:
+        root = self._roots_by_id.get(id(module))
+        if root is not None and self.plugin is not None:
+            self.plugin.on_forward_end(root)
 
     def _root_pre(self, module: nn.Module, args: Any) -> None:
         self._root_forward(module, discover=False)
@@ -276,6 +347,8 @@ class Capture:
             and primary.steps >= self.target_steps + FALLBACK_STOP_MARGIN
         ):
             raise StopRun(self.stop_reason)
+        if self.plugin is not None:
+            self.plugin.on_forward_start(info, module.training, grad)
 
     def _note_autocast(self, module: nn.Module) -> None:
         param = next(module.parameters(), None)
@@ -299,6 +372,11 @@ class Capture:
         self._root_handles = [
             root.module.register_forward_pre_hook(self._root_pre) for root in self.roots
         ]
+        if self.plugin is not None:
+            self._root_handles += [
+                root.module.register_forward_hook(self._root_post, always_call=True)
+                for root in self.roots
+            ]
 
     # ----------------------------------------------------------------------------------------
     # loss spy
@@ -346,6 +424,8 @@ class Capture:
             if info.steps == 0:
                 self._check_gradients_reach_model()
             self.probe.before_step(info.steps)
+        if self.plugin is not None:
+            self.plugin.on_step_start(info)
 
     def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
         info = self._optimizers_by_id.get(id(opt))
@@ -357,6 +437,8 @@ class Capture:
         if info is self.primary and info.steps == 0 and has_closure:
             self._check_gradients_reach_model()
         info.steps += 1
+        if self.plugin is not None:
+            self.plugin.on_step_end(info)
         if info is not self.primary:
             return
         step = info.steps
@@ -484,13 +566,16 @@ class Capture:
     # ----------------------------------------------------------------------------------------
     # backward
 
-    def _on_backward(self, tensors: Any) -> None:
+    def _on_backward(self, tensors: Any) -> torch.Tensor | None:
+        """Records a backward call; returns the (unscaled) loss, None when it is not a tensor."""
         loss = tensors
         if isinstance(tensors, (list, tuple)) and tensors:
             loss = tensors[0]
         if not isinstance(loss, torch.Tensor):
-            return
-        loss = getattr(loss, "_torchlint_unscaled", loss)
+            return None
+        unscaled = getattr(loss, "_torchlint_unscaled", None)
+        if isinstance(unscaled, torch.Tensor):
+            loss = unscaled
         first = self.backward_calls == 0
         self.backward_calls += 1
         if first:
@@ -528,8 +613,9 @@ class Capture:
             raise StopRun("loss_not_differentiable")
         steps = self.primary.steps if self.primary is not None else 0
         value = loss.detach().float().reshape(()) if loss.numel() == 1 else None
-        if len(self.backward_losses) < 50 * (self.target_steps + FALLBACK_STOP_MARGIN + 1):
+        if len(self.backward_losses) < MAX_BACKWARD_LOSSES:
             self.backward_losses.append((steps, value))
+        return loss
 
     def _on_first_backward(self) -> None:
         train = self.last_fetch
@@ -606,9 +692,22 @@ class Capture:
         info = self._loaders_by_id.get(id(loader)) or self._register_loader(loader, None)
         if info.iter_site is None:
             info.iter_site = self.finder.find()
-        return _CapturedIterator(self, info, inner)
+        limit = None
+        if self.plugin is not None:
+            self.plugin.on_loader_iter(info)
+            limit = self.plugin.batch_limit(info)
+        return _CapturedIterator(self, info, inner, limit)
 
     def next_batch(self, info: LoaderInfo, inner: Iterator[Any]) -> Any:
+        plugin = self.plugin
+        if plugin is None:
+            return self._next_batch(info, inner)
+        plugin.on_fetch_start(info)
+        batch = self._next_batch(info, inner)
+        plugin.on_fetch_end(info, batch)
+        return batch
+
+    def _next_batch(self, info: LoaderInfo, inner: Iterator[Any]) -> Any:
         if info is self.train_loader:
             if self.stop_reason is not None:
                 raise StopRun(self.stop_reason)
@@ -702,19 +801,28 @@ class AccumulationProbe:
 class _CapturedIterator:
     """Stands in for a DataLoader iterator: delegates to it, through `Capture.next_batch`."""
 
-    def __init__(self, capture: Capture, info: LoaderInfo, inner: Iterator[Any]) -> None:
+    def __init__(
+        self, capture: Capture, info: LoaderInfo, inner: Iterator[Any], limit: int | None = None
+    ) -> None:
         self._capture = capture
         self._info = info
         self._inner = inner
+        self._limit = limit  # batches in this pass (--limit-batches), None: the loader's own
+        self._served = 0
 
     def __iter__(self) -> _CapturedIterator:
         return self
 
     def __next__(self) -> Any:
-        return self._capture.next_batch(self._info, self._inner)
+        if self._limit is not None and self._served >= self._limit:
+            raise StopIteration
+        batch = self._capture.next_batch(self._info, self._inner)
+        self._served += 1
+        return batch
 
     def __len__(self) -> int:
-        return len(self._inner)  # type: ignore[arg-type]
+        size = len(self._inner)  # type: ignore[arg-type]
+        return size if self._limit is None else min(size, self._limit)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -24,14 +24,17 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
+#: every check the child can run
+CHECKS = ("overfit", "grads", "profile", "fit", "lr-find")
 #: environment given to the script during a check (also reported in the envelope)
 CHECK_ENVIRONMENT = {"WANDB_MODE": "disabled", "TORCHLINT_RUN": "1"}
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m torchlint.runtime.child")
-    parser.add_argument("--check", choices=("overfit", "grads"), required=True)
+    parser.add_argument("--check", choices=CHECKS, required=True)
     parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--options", type=json.loads, default={})
     parser.add_argument("--events-fd", type=int, required=True)
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--hang-dump", default=None)
@@ -175,7 +178,7 @@ def _run_script(
     from torchlint.runtime.capture import Capture
     from torchlint.runtime.captured import StopRun
 
-    capture = Capture(args.check, args.steps, script.parent, events)
+    capture = Capture(args.check, args.steps, script.parent, events, args.options)
     started = time.monotonic()
     capture.install()
     outcome: Outcome

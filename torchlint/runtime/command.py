@@ -23,6 +23,7 @@ def request_from(args: argparse.Namespace) -> RunRequest:
     if args.timeout <= 0:
         raise RunUsageError("--timeout must be positive")
     script_args = list(args.script_args or [])
+    options = check_options(args)
     return RunRequest(
         check=args.check,
         script=script,
@@ -32,7 +33,40 @@ def request_from(args: argparse.Namespace) -> RunRequest:
         python=args.python or sys.executable,
         cwd=Path.cwd(),
         echo_output=sys.stderr if args.show_output else None,
+        options=options,
     )
+
+
+#: command-line option -> (the checks it applies to, the plugin's option name)
+CHECK_OPTIONS = {
+    "warmup": (("profile",), "warmup"),
+    "sync": (("profile",), "sync"),
+    "trace": (("profile",), "trace"),
+    "epochs": (("fit",), "epochs"),
+    "limit_batches": (("fit",), "limit_batches"),
+    "plot": (("fit", "lr-find"), "plot"),
+    "detect_anomaly": (("fit",), "detect_anomaly"),
+    "lr_min": (("lr-find",), "lr_min"),
+    "lr_max": (("lr-find",), "lr_max"),
+}
+
+
+def check_options(args: argparse.Namespace) -> dict[str, object]:
+    """The options given for this check; an option of another check is a usage error."""
+    options: dict[str, object] = {}
+    for attribute, (checks, key) in CHECK_OPTIONS.items():
+        value = getattr(args, attribute, None)
+        if value is None or (attribute == "sync" and value == "auto"):
+            continue
+        if args.check not in checks:
+            flag = "--" + attribute.replace("_", "-")
+            raise RunUsageError(f"{flag} applies to {' and '.join(checks)}, not {args.check}")
+        if attribute in ("trace", "plot"):
+            value = str(Path(value).resolve())
+        elif isinstance(value, int) and value < (0 if attribute == "warmup" else 1):
+            raise RunUsageError(f"--{attribute.replace('_', '-')} is too small: {value}")
+        options[key] = value
+    return options
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -32,8 +32,14 @@ from torchlint.runtime.sites import parse_traceback_dump
 
 OnEvent = Callable[[dict[str, Any]], None]
 
-DEFAULT_STEPS = {"overfit": 200, "grads": 5}
+#: optimizer steps per check: overfit and grads run that many; profile measures that many
+#: (after warm-up, plus as many again without per-stage timing); lr-find sweeps over that many;
+#: fit is bounded by epochs and batches instead
+DEFAULT_STEPS = {"overfit": 200, "grads": 5, "profile": 20, "fit": 0, "lr-find": 100}
 DEFAULT_TIMEOUT_S = 300.0
+#: verdicts of a completed check that exit 0 (a profile with hints, an inconclusive fit and an
+#: lr-find suggestion are results, not failures)
+PASSING_VERDICTS = ("pass", "healthy", "ok", "hints", "inconclusive", "suggested")
 #: lines of the script's output kept for error reports, and the longest line kept
 TAIL_LINES = 200
 MAX_LINE = 2000
@@ -55,6 +61,9 @@ class RunRequest:
     python: str = sys.executable
     cwd: Path | None = None
     echo_output: IO[str] | None = None
+    #: check-specific options (profile: warmup, trace, sync; fit: epochs, limit_batches,
+    #: plot; lr-find: lr_min, lr_max), passed to the child as JSON
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def step_count(self) -> int:
@@ -178,6 +187,8 @@ def run_check(
             request.check,
             "--steps",
             str(request.step_count),
+            "--options",
+            json.dumps(request.options),
             "--events-fd",
             str(write_fd),
             "--timeout",
@@ -395,4 +406,4 @@ def exit_status(result: dict[str, Any]) -> int:
     """0 the check passed, 1 it failed, 2 it could not run."""
     if result.get("status") != "completed":
         return 2
-    return 0 if result.get("verdict") in ("pass", "healthy") else 1
+    return 0 if result.get("verdict") in PASSING_VERDICTS else 1

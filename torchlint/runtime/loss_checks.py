@@ -89,8 +89,13 @@ class LossSpy(TorchFunctionMode):
                 self.probabilities[id(out)] = (weakref.ref(out), op)
             return out
         call: LossCall | None = None
-        if func in _CLASSIFICATION_LOSSES or func in _REGRESSION_LOSSES or func in _BINARY_LOSSES:
-            call = check_loss_call(self.capture, self, func, args, kwargs)
+        known = getattr(func, "__wrapped__", func)  # a loss a plugin patched to report values
+        if (
+            known in _CLASSIFICATION_LOSSES
+            or known in _REGRESSION_LOSSES
+            or known in _BINARY_LOSSES
+        ):
+            call = check_loss_call(self.capture, self, known, args, kwargs)
         out = func(*args, **kwargs)
         if call is not None and isinstance(out, torch.Tensor) and out.numel() == 1:
             call.value = out.detach().float().reshape(())

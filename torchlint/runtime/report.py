@@ -12,6 +12,7 @@ field is read defensively, so any envelope that validates against the schema ren
 
 from __future__ import annotations
 
+import importlib
 import math
 import re
 import threading
@@ -56,6 +57,20 @@ _VERDICTS: dict[str, tuple[str, str]] = {
     "fail": ("FAIL", "bold reverse red"),
     "nan": ("NaN", "bold reverse red"),
     "problems": ("PROBLEMS", "bold reverse red"),
+    "ok": ("OK", "bold reverse green"),
+    "hints": ("HINTS", "bold reverse yellow"),
+    "overfitting": ("OVERFITTING", "bold reverse red"),
+    "underfitting": ("UNDERFITTING", "bold reverse red"),
+    "inconclusive": ("INCONCLUSIVE", "bold reverse yellow"),
+    "suggested": ("SUGGESTED", "bold reverse green"),
+    "no_suggestion": ("NO SUGGESTION", "bold reverse red"),
+    "stopped": ("STOPPED", "bold reverse red"),
+}
+#: check -> module whose `render_evidence(payload, console, glyphs)` draws its evidence
+_PLUGIN_REPORTS = {
+    "profile": "torchlint.runtime.report_profile",
+    "fit": "torchlint.runtime.report_fit",
+    "lr-find": "torchlint.runtime.report_lr_find",
 }
 _STATUSES: dict[str, tuple[str, str]] = {
     "capture_failed": ("NOT CAPTURED", "bold reverse yellow"),
@@ -581,6 +596,9 @@ def _render_evidence(envelope: Mapping[str, Any], console: Console, glyphs: Glyp
         _render_grads(payload, console, glyphs)
     elif envelope.get("check") == "overfit" and "loss_curve" in payload:
         _render_overfit(payload, console, glyphs, completed=status == "completed")
+    elif status == "completed" and envelope.get("check") in _PLUGIN_REPORTS:
+        module = importlib.import_module(_PLUGIN_REPORTS[str(envelope.get("check"))])
+        module.render_evidence(payload, console, glyphs)
 
 
 def _render_error(envelope: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
