@@ -13,6 +13,11 @@ import pytest
 
 from torchlint import cli
 
+# Tests run in parallel on few cores, and the runtime tests start torch in child processes: one
+# intra-op thread each keeps them from oversubscribing the CPU (OpenMP workers spin while they
+# wait, so two processes with two threads each on two cores run many times slower).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 
 @dataclass(frozen=True)
 class CliResult:

@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         "batch and expects the loss to collapse; `grads` scans every parameter's gradient. "
         "Arguments for the script go after `--`: torchlint run overfit train.py -- --lr 0.1. "
         "Exit status: 0 pass, 1 the check failed, 2 it could not run.",
-        usage="torchlint run {overfit,grads} SCRIPT [options] [-- SCRIPT_ARGS ...]",
+        usage="torchlint run {overfit,grads,profile,fit,lr-find} SCRIPT [options] "
+        "[-- SCRIPT_ARGS ...]",
+        allow_abbrev=False,  # a script's --lr must never be read as our --lr-min
     )
     run.add_argument(
         "check",
@@ -234,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="N",
-        help="fit: batches per pass over each loader (default: 20)",
+        help="fit and profile: batches per pass over each loader, so short epochs reach the "
+        "script's validation (fit default: 20)",
     )
     run.add_argument(
         "--plot", metavar="FILE", help="fit and lr-find: also draw the curves into FILE (.svg)"

@@ -49,6 +49,9 @@ _GRAD_CODES = {
 }
 
 _CRASHED = ("TLR001", "script-crashed")
+#: (kept, dropped, anywhere): when the first is found (anywhere, or at the same line), the
+#: second says the same with less and goes
+DUPLICATES = (("TLR105", "TLR206", True), ("TLR605", "TLR305", False))
 #: the verdict of a check stopped at its first step by a sanity check
 FAILED_VERDICT = {"overfit": "fail", "grads": "problems"}  # other checks: "stopped"
 _LOSS_NAMES = {"cross_entropy": "cross-entropy", "nll_loss": "negative log-likelihood"}
@@ -736,8 +739,12 @@ def build_envelope(
                 {},
             )
         )
-    if any(f.code == "TLR105" for f in findings):  # says the same, more plainly
-        findings = [f for f in findings if f.code != "TLR206"]
+    for kept, dropped, anywhere in DUPLICATES:
+        sites = {f.site for f in findings if f.code == kept}
+        if sites:
+            findings = [
+                f for f in findings if f.code != dropped or not (anywhere or f.site in sites)
+            ]
     findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
     result.update(
         script=script,

@@ -43,7 +43,7 @@ CHECK_OPTIONS = {
     "sync": (("profile",), "sync"),
     "trace": (("profile",), "trace"),
     "epochs": (("fit",), "epochs"),
-    "limit_batches": (("fit",), "limit_batches"),
+    "limit_batches": (("fit", "profile"), "limit_batches"),
     "plot": (("fit", "lr-find"), "plot"),
     "detect_anomaly": (("fit",), "detect_anomaly"),
     "lr_min": (("lr-find",), "lr_min"),

@@ -1,0 +1,143 @@
+"""The evidence section of a `torchlint run profile` report: the stage table with a bar per
+stage, the step time with and without per-stage timing, validation, host syncs, the trace."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+
+from torchlint.runtime.report import Glyphs
+
+BAR_WIDTH = 24
+#: stages drawn in warning colours when they dominate
+_HEAVY = {"data_wait": 0.3, "h2d_and_preprocess": 0.3, "other": 0.3}
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _ms(value: object) -> str:
+    number = _number(value)
+    return "-" if number is None else f"{number:.3g} ms"
+
+
+def _bar(share: float | None, glyphs: Glyphs) -> str:
+    if share is None:
+        return ""
+    filled = share * BAR_WIDTH
+    whole = int(filled)
+    partial = glyphs.pick("▌", "") if filled - whole >= 0.5 else ""
+    return glyphs.pick("█", "#") * whole + partial
+
+
+def stage_table(payload: Mapping[str, Any], glyphs: Glyphs) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    table.add_column("stage")
+    table.add_column("median", justify="right")
+    table.add_column("p90", justify="right")
+    table.add_column("share", justify="right")
+    table.add_column("")
+    stages = payload.get("stages")
+    for stage in stages if isinstance(stages, list) else []:
+        if not isinstance(stage, Mapping):
+            continue
+        name = str(stage.get("name", "?"))
+        share = _number(stage.get("share"))
+        heavy = share is not None and share >= _HEAVY.get(name, 0.6)
+        style = "bold yellow" if heavy else ""
+        table.add_row(
+            Text(name, style=style),
+            _ms(stage.get("ms_median")),
+            _ms(stage.get("ms_p90")),
+            "-" if share is None else f"{share * 100:.0f}%",
+            Text(_bar(share, glyphs), style="yellow" if heavy else "cyan"),
+        )
+    return table
+
+
+def _step_line(payload: Mapping[str, Any]) -> Text:
+    step = payload.get("step_ms")
+    step = step if isinstance(step, Mapping) else {}
+    text = Text("  step  ")
+    text.append(f"{_ms(step.get('median'))} median", style="bold")
+    text.append(f", p90 {_ms(step.get('p90'))}")
+    plain = _number(step.get("uninstrumented_median"))
+    if plain is not None:
+        text.append(f"; {_ms(plain)} without per-stage timing")
+        overhead = _number(payload.get("instrumentation_overhead"))
+        if overhead is not None:
+            text.append(f" (timing costs {max(0.0, overhead - 1) * 100:.0f}%)", style="dim")
+    return text
+
+
+def _method_line(payload: Mapping[str, Any]) -> Text:
+    clocks = {
+        "cpu_clock": "a monotonic CPU clock",
+        "cuda_events": "CUDA events, one synchronisation per step",
+        "sync_per_stage": "a synchronisation at every stage boundary (diagnostic mode)",
+    }
+    method = clocks.get(str(payload.get("synchronization")), str(payload.get("synchronization")))
+    coverage = _number(payload.get("coverage"))
+    parts = [
+        f"{payload.get('measured_steps', '?')} measured steps after "
+        f"{payload.get('warmup_steps', '?')} warm-up steps",
+        f"timed with {method}",
+    ]
+    if coverage is not None:
+        parts.append(f"stages account for {coverage * 100:.0f}% of the median step")
+    return Text("  " + "; ".join(parts), style="dim")
+
+
+def _validation_lines(payload: Mapping[str, Any]) -> list[Text]:
+    validation = payload.get("validation")
+    if not isinstance(validation, Mapping):
+        return []
+    stages = validation.get("stages")
+    detail = ", ".join(
+        f"{s.get('name', '?')} {_ms(s.get('ms_per_batch'))}"
+        for s in (stages if isinstance(stages, list) else [])
+        if isinstance(s, Mapping)
+    )
+    return [
+        Text(
+            f"  validation  {_ms(validation.get('ms_per_batch'))} per batch over "
+            f"{validation.get('batches', '?')} batches ({detail})"
+        )
+    ]
+
+
+def _sync_lines(payload: Mapping[str, Any]) -> list[Text]:
+    syncs = payload.get("host_syncs")
+    lines: list[Text] = []
+    for entry in (syncs if isinstance(syncs, list) else [])[:5]:
+        if not isinstance(entry, Mapping):
+            continue
+        kinds = entry.get("kinds")
+        names = ", ".join(f".{k}()" for k in kinds) if isinstance(kinds, Mapping) else ""
+        lines.append(
+            Text(
+                f"  host syncs  {entry.get('per_step', '?')} per step at line "
+                f"{entry.get('line', '?')} ({names})"
+            )
+        )
+    return lines
+
+
+def render_evidence(payload: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
+    console.print()
+    console.print(Text("evidence", style="bold underline"))
+    console.print(Padding(stage_table(payload, glyphs), (0, 0, 0, 2)))
+    console.print()
+    console.print(_step_line(payload))
+    for line in _validation_lines(payload) + _sync_lines(payload):
+        console.print(line)
+    trace = payload.get("trace")
+    if isinstance(trace, str):
+        console.print(Text(f"  trace  {trace} (open in chrome://tracing or Perfetto)"))
+    console.print(_method_line(payload))
