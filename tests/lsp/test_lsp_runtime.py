@@ -246,6 +246,32 @@ async def test_overfit_passes_with_progress(
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_profile_lens_runs_the_stage_profiler(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_copy(client, folders["runs"], "profile_slow_loader.py")
+    await doc.diagnostics()
+    count = len(doc.publications())
+    result = await execute(client, command(doc.uri, PROFILE, line=0))
+    assert (result["status"], result["check"], result["verdict"]) == (
+        "completed",
+        "profile",
+        "hints",
+    )
+    assert result["payload"]["measured_steps"] == 40  # the folder's `runtime.steps`
+
+    def published() -> list[types.Diagnostic] | None:
+        newer = doc.publications()[count:]
+        return list(newer[-1].diagnostics) if newer else None
+
+    diagnostics = await wait_until(published, message="the runtime diagnostics")
+    runtime = [d for d in diagnostics if d.source == "torchlint-runtime"]
+    assert [(d.code, d.range.start.line) for d in runtime] == [
+        ("TLR601", marked_line(doc, "loader"))
+    ]
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_failure_is_published_beside_the_static_diagnostics(
     client: RecordingClient, folders: dict[str, Path]
 ) -> None:
@@ -374,8 +400,7 @@ async def test_refusals_start_nothing(client: RecordingClient, folders: dict[str
     assert "save it first" in untitled["message"]
 
     profile = await execute(client, command(doc.uri, PROFILE, 13))
-    assert profile["status"] == "unavailable"
-    assert "stage profiler" in profile["message"] and "runtime companion" not in profile["message"]
+    assert profile["status"] == "refused" and profile["reason"] == "disabled"
 
     bad = await execute(client, types.ExecuteCommandParams(command=OVERFIT, arguments=[1, 2]))
     assert bad["status"] == "refused" and bad["reason"] == "bad-arguments"

@@ -314,25 +314,6 @@ async def test_no_code_lens_without_a_training_loop(client: RecordingClient, new
     assert not lenses
 
 
-async def test_profile_is_not_available_yet(client: RecordingClient) -> None:
-    shown = len(client.messages)
-    command = "torchlint.runtime.profile"
-    result = await client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command=command, arguments=["file:///x/train.py", 12])
-    )
-    assert result["status"] == "unavailable"
-    assert result["command"] == command
-    assert (result["uri"], result["line"]) == ("file:///x/train.py", 12)
-    await wait_until(lambda: len(client.messages) > shown, message="window/showMessage")
-    shown_message = client.messages[-1]
-    assert shown_message.type == types.MessageType.Info
-    assert shown_message.message.startswith(
-        "Profile step for line 13 of file:///x/train.py is not available yet: profiling arrives "
-        "with the stage profiler."
-    )
-    assert result["message"] == shown_message.message
-
-
 @pytest.mark.parametrize("command", ["torchlint.runtime.overfit", "torchlint.runtime.grads"])
 async def test_runtime_checks_need_a_file_on_disk(client: RecordingClient, command: str) -> None:
     """The checks themselves run (tests/lsp/test_lsp_runtime.py); a file that is not on disk

@@ -9,7 +9,7 @@ from lsprotocol import types
 
 from torchlint.analysis.source import parse_source
 from torchlint.lsp import documents
-from torchlint.lsp.commands import DocumentContext, debug_information, runtime_unavailable
+from torchlint.lsp.commands import DocumentContext, debug_information
 from torchlint.lsp.documents import DocumentState, ParserChoice, is_python_document
 from torchlint.lsp.lenses import LensTargets, code_lenses, find_lens_targets
 from torchlint.lsp.server import TorchlintServer
@@ -224,17 +224,6 @@ def test_debug_information(tmp_path: Path) -> None:
         document=context,
     )
     assert "TL9" in broken["configError"]
-
-
-def test_runtime_unavailable() -> None:
-    answer = runtime_unavailable("torchlint.runtime.profile", ("file:///t.py", 3))
-    assert answer["status"] == "unavailable"
-    assert answer["message"].startswith(
-        "Profile step for line 4 of file:///t.py is not available yet: profiling arrives with "
-        "the stage profiler."
-    )
-    assert "runtime companion" not in answer["message"]
-    assert runtime_unavailable("torchlint.runtime.profile", ())["uri"] is None
 
 
 def test_a_failing_incremental_parser_falls_back(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
-"""The server's `workspace/executeCommand` commands that are not tied to a feature: the answer of
-the runtime check that has not arrived yet (profiling a step) and the debug information. The
-runtime checks that run (overfit one batch, gradient scan) are in `torchlint.lsp.runtime_runs`."""
+"""The server's `workspace/executeCommand` commands that are not tied to a feature: the runtime
+checks' titles and the debug information. The runtime checks themselves (overfit one batch,
+gradient scan, profile a step) run in `torchlint.lsp.runtime_runs`."""
 
 from __future__ import annotations
 
@@ -24,25 +24,6 @@ RUNTIME_TITLES = {
     GRADS: "Gradient scan",
     PROFILE: "Profile step",
 }
-
-
-def runtime_unavailable(command: str, arguments: tuple[Any, ...]) -> dict[str, Any]:
-    """The answer of a runtime command that torchlint cannot run yet (profiling a step)."""
-    title = RUNTIME_TITLES.get(command, command)
-    uri = arguments[0] if arguments and isinstance(arguments[0], str) else None
-    line = arguments[1] if len(arguments) > 1 and isinstance(arguments[1], int) else None
-    where = f" for line {line + 1} of {uri}" if uri is not None and line is not None else ""
-    message = (
-        f"{title}{where} is not available yet: profiling arrives with the stage profiler. "
-        f"{RUNTIME_TITLES[OVERFIT]} and {RUNTIME_TITLES[GRADS]} run now, from the same lens."
-    )
-    return {
-        "status": "unavailable",
-        "command": command,
-        "uri": uri,
-        "line": line,
-        "message": message,
-    }
 
 
 def _package_version(name: str) -> str | None:

@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
-from torchlint.lsp.commands import RUNTIME_TITLES, runtime_unavailable
+from torchlint.lsp.commands import RUNTIME_TITLES
 from torchlint.lsp.convert import PositionMap, code_units
-from torchlint.lsp.lenses import GRADS, OVERFIT
+from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE
 from torchlint.lsp.settings import RuntimeSettings, innermost_folder
 from torchlint.runtime.launcher import RunRequest, run_check
 from torchlint.runtime.results import envelope, error_info
@@ -57,11 +57,12 @@ if TYPE_CHECKING:
 SOURCE = "torchlint-runtime"
 
 #: command -> the launcher's check
-CHECKS: dict[str, str] = {OVERFIT: "overfit", GRADS: "grads"}
+CHECKS: dict[str, str] = {OVERFIT: "overfit", GRADS: "grads", PROFILE: "profile"}
 #: check -> the progress title
 PROGRESS_TITLES: dict[str, str] = {
     "overfit": "torchlint: overfit one batch",
     "grads": "torchlint: gradient scan",
+    "profile": "torchlint: profile the training step",
 }
 
 SEVERITIES: dict[str, types.DiagnosticSeverity] = {
@@ -375,15 +376,8 @@ class RuntimeRuns:
 
     async def execute(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
         """Run `command` (a runtime check) for the document and lens line in `arguments`.
-        Answers the envelope, or a `refused` / `unavailable` answer that started nothing."""
-        check = CHECKS.get(command)
-        if check is None:  # the profiler has not arrived yet
-            answer = runtime_unavailable(command, tuple(arguments))
-            self.server.window_show_message(
-                types.ShowMessageParams(type=types.MessageType.Info, message=answer["message"])
-            )
-            self.server.log(answer["message"])
-            return answer
+        Answers the envelope, or a `refused` answer that started nothing."""
+        check = CHECKS[command]
         title = RUNTIME_TITLES.get(command, check)
         parsed = parse_arguments(arguments)
         if parsed is None:
