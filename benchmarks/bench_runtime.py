@@ -1,4 +1,5 @@
-"""What does `torchlint run` cost on top of the user's own loop?
+"""What does `torchlint run` cost on top of the user's own loop, and how much of the step does the
+stage profiler account for?
 
 Writes one training script that timestamps every optimizer step into a file, then runs it
 (a) plainly with `python script.py`, (b) under `torchlint run grads` and (c) under
@@ -10,11 +11,16 @@ each (warm-up steps dropped) and the ratios to the plain run, plus the whole-com
 
 Not a test: prints and exits 0. The step-time ratio is the number that matters; wall times
 include one extra interpreter (the child) and are dominated by `import torch`.
+
+Then `torchlint run profile` runs on the same script: its own measured step (with per-stage
+timing) against its uninstrumented window gives the profiler's overhead ratio, and the sum of
+the stage medians against the median step gives how much of the step the stages account for.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -26,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from machine import describe, package_version  # noqa: E402
+from machine import describe, package_version
 
-SCRIPT = '''
+SCRIPT = """
 import os, time, torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -46,7 +52,8 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
 criterion = nn.CrossEntropyLoss()
 marks = open(os.environ["BENCH_MARKS"], "a", buffering=1)
 step = 0
-while step < {steps}:
+steps = int(os.environ.get("BENCH_STEPS", {steps}))
+while step < steps:
     for x, y in loader:
         optimizer.zero_grad(set_to_none=True)
         loss = criterion(model(x), y)
@@ -54,14 +61,14 @@ while step < {steps}:
         optimizer.step()
         step += 1
         marks.write(f"{{time.perf_counter()}}\\n")
-        if step >= {steps}:
+        if step >= steps:
             break
-'''
+"""
 
 
 def step_times(marks: Path, warmup: int) -> list[float]:
     stamps = [float(line) for line in marks.read_text().split()]
-    return [b - a for a, b in zip(stamps, stamps[1:], strict=False)][warmup:]
+    return [b - a for a, b in itertools.pairwise(stamps)][warmup:]
 
 
 def run_once(kind: str, script: Path, steps: int, scratch: Path) -> tuple[float, float]:
@@ -94,6 +101,19 @@ def run_once(kind: str, script: Path, steps: int, scratch: Path) -> tuple[float,
     return statistics.median(times), wall
 
 
+def profile_run(script: Path, steps: int, scratch: Path) -> dict[str, Any]:
+    # the profile stops the script itself, after its warm-up and two windows
+    env = dict(os.environ, BENCH_MARKS=str(scratch / "marks-profile.txt"), BENCH_STEPS="1000000")
+    command = [sys.executable, "-m", "torchlint", "run", "profile", str(script)]
+    command += ["--steps", str(steps), "--output-format", "json"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    result = json.loads(done.stdout)
+    if result["status"] != "completed":
+        raise SystemExit(f"profile: {result['status']}\n{done.stdout[-2000:]}")
+    payload: dict[str, Any] = result["payload"]
+    return payload
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=60)
@@ -115,6 +135,7 @@ def main() -> None:
                 median, wall = run_once(kind, script, args.steps, scratch)
                 medians[kind].append(median)
                 walls[kind].append(wall)
+        profiles = [profile_run(script, args.steps, scratch) for _ in range(args.rounds)]
     plain = statistics.median(medians["plain"])
     result: dict[str, Any] = {
         "machine": describe(load_before=load_before),
@@ -127,6 +148,14 @@ def main() -> None:
             k: round(statistics.median(v) / plain, 3) for k, v in medians.items() if k != "plain"
         },
         "wall_s": {k: round(statistics.median(v), 2) for k, v in walls.items()},
+        "profile": {
+            "step_ms": statistics.median(p["step_ms"]["median"] for p in profiles),
+            "uninstrumented_ms": statistics.median(
+                p["step_ms"]["uninstrumented_median"] for p in profiles
+            ),
+            "overhead_ratio": statistics.median(p["instrumentation_overhead"] for p in profiles),
+            "coverage": statistics.median(p["coverage"] for p in profiles),
+        },
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -139,6 +168,12 @@ def main() -> None:
             f"{kind:8s} median step {result['step_ms'][kind]:8.3f} ms{extra}"
             f"   whole command {result['wall_s'][kind]:.2f} s"
         )
+    profile = result["profile"]
+    print(
+        f"profile  step {profile['step_ms']:.3f} ms with per-stage timing, "
+        f"{profile['uninstrumented_ms']:.3f} ms without: overhead {profile['overhead_ratio']:.3f}x;"
+        f" the stages account for {profile['coverage'] * 100:.1f}% of the median step"
+    )
 
 
 if __name__ == "__main__":
