@@ -66,6 +66,12 @@ def check_options(args: argparse.Namespace) -> dict[str, object]:
         elif isinstance(value, int) and value < (0 if attribute == "warmup" else 1):
             raise RunUsageError(f"--{attribute.replace('_', '-')} is too small: {value}")
         options[key] = value
+    low, high = options.get("lr_min"), options.get("lr_max")
+    for name, value in (("--lr-min", low), ("--lr-max", high)):
+        if isinstance(value, float) and not value > 0:
+            raise RunUsageError(f"{name} must be a positive learning rate, not {value:g}")
+    if isinstance(low, float) and isinstance(high, float) and not high > low:
+        raise RunUsageError(f"--lr-max ({high:g}) must be above --lr-min ({low:g})")
     return options
 
 

@@ -116,15 +116,16 @@ def render_svg(
     for index, line in enumerate(series):
         colour = COLOURS[index % len(COLOURS)]
         runs: list[list[str]] = [[]]
-        for x, y in zip(line.xs, line.ys, strict=False):
-            usable = (
-                y is not None and math.isfinite(y) and (not log_y or y > 0) and (not log_x or x > 0)
-            )
-            if not usable:
+        for x, value in zip(line.xs, line.ys, strict=False):
+            if (
+                value is None
+                or not math.isfinite(value)
+                or (log_y and value <= 0)
+                or (log_x and x <= 0)
+            ):
                 runs.append([])
                 continue
-            assert y is not None
-            runs[-1].append(f"{sx(x):.1f},{sy(y):.1f}")
+            runs[-1].append(f"{sx(x):.1f},{sy(value):.1f}")
         for run in runs:
             if len(run) == 1:
                 x_text, y_text = run[0].split(",")
