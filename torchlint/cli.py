@@ -210,6 +210,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="optimizer steps (default: 200 overfit, 5 grads, 20 measured by profile, 100 lr-find)",
     )
     run.add_argument(
+        "--nproc-per-node",
+        type=int,
+        default=None,
+        metavar="N",
+        help="grads and profile: launch the script through torchrun with N processes, check "
+        "every rank and compare them (skew between ranks, gradients that differ after the "
+        "all-reduce)",
+    )
+    run.add_argument(
         "--warmup",
         type=int,
         default=None,

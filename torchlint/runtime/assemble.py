@@ -520,6 +520,8 @@ def grads_result(capture: Capture) -> tuple[GradScanResult, list[Finding]]:
         capture.present_rows,
         capture.loss_differentiable,
     )
+    for row in result.params:
+        row.site = _site_json(param_site(capture, row.name))
     findings: list[Finding] = []
     for finding in result.findings:
         if finding.kind not in _GRAD_CODES or finding.kind in ("not_in_optimizer", "frozen"):

@@ -35,7 +35,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--check", choices=CHECKS, required=True)
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--options", type=json.loads, default={})
-    parser.add_argument("--events-fd", type=int, required=True)
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--events-fd", type=int)
+    where.add_argument("--events-file", help="a path; {rank} is replaced by the RANK variable")
     parser.add_argument("--timeout", type=float, required=True)
     parser.add_argument("--hang-dump", default=None)
     parser.add_argument("--dump-after", type=float, default=None)
@@ -84,7 +86,11 @@ class Events:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse(sys.argv[1:] if argv is None else argv)
-    events = Events(os.fdopen(args.events_fd, "w", encoding="utf-8"))
+    if args.events_file is not None:  # one file per rank under torchrun
+        path = args.events_file.replace("{rank}", os.environ.get("RANK", "0"))
+        events = Events(open(path, "w", encoding="utf-8"))  # noqa: SIM115 (kept until exit)
+    else:
+        events = Events(os.fdopen(args.events_fd, "w", encoding="utf-8"))
     code = 0
     try:
         _run(args, events)
@@ -124,7 +130,8 @@ def _run(args: argparse.Namespace, events: Events) -> None:
     watch_parent()
     script = Path(args.script).resolve()
     if args.hang_dump and args.dump_after:
-        dump = open(args.hang_dump, "w", encoding="utf-8")  # noqa: SIM115 (kept until exit)
+        rank = os.environ.get("RANK", "0")
+        dump = open(args.hang_dump.replace("{rank}", rank), "w", encoding="utf-8")  # noqa: SIM115 (kept until exit)
         faulthandler.dump_traceback_later(args.dump_after, repeat=False, file=dump)
     started = time.monotonic()
     os.environ.update(CHECK_ENVIRONMENT)

@@ -24,6 +24,12 @@ def request_from(args: argparse.Namespace) -> RunRequest:
         raise RunUsageError("--timeout must be positive")
     script_args = list(args.script_args or [])
     options = check_options(args)
+    ranks = args.nproc_per_node
+    if ranks is not None:
+        if args.check not in ("grads", "profile"):
+            raise RunUsageError(f"--nproc-per-node applies to grads and profile, not {args.check}")
+        if ranks < 1:
+            raise RunUsageError("--nproc-per-node must be at least 1")
     return RunRequest(
         check=args.check,
         script=script,
@@ -34,6 +40,7 @@ def request_from(args: argparse.Namespace) -> RunRequest:
         cwd=Path.cwd(),
         echo_output=sys.stderr if args.show_output else None,
         options=options,
+        nproc_per_node=ranks or 1,
     )
 
 

@@ -61,6 +61,8 @@ class RunRequest:
     python: str = sys.executable
     cwd: Path | None = None
     echo_output: IO[str] | None = None
+    #: processes to start through torchrun (`--nproc-per-node`); 1 runs the script directly
+    nproc_per_node: int = 1
     #: check-specific options (profile: warmup, trace, sync; fit: epochs, limit_batches,
     #: plot; lr-find: lr_min, lr_max), passed to the child as JSON
     options: dict[str, Any] = field(default_factory=dict)
@@ -114,6 +116,78 @@ class _Output:
         err = list(self.err.lines)[-(count * 2) // 3 :]
         out = list(self.out.lines)[-(count - len(err)) :] if count > len(err) else []
         return out + err
+
+
+class _RankEvents:
+    """The events of every rank under torchrun, one file each: rank 0's progress is followed
+    while the run goes on; every rank's result is read at the end and combined."""
+
+    def __init__(self, folder: Path, ranks: int, on_event: OnEvent | None) -> None:
+        self.paths = [folder / f"events-{rank}.jsonl" for rank in range(ranks)]
+        self.results: list[dict[str, Any] | None] = [None] * ranks
+        self.last_step: dict[str, Any] | None = None
+        self.captured = False
+        self._on_event = on_event
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        offset = 0
+        while True:
+            finished = self._done.is_set()
+            try:
+                with open(self.paths[0], "rb") as stream:
+                    stream.seek(offset)
+                    chunk = stream.read()
+            except OSError:
+                chunk = b""
+            complete = chunk[: chunk.rfind(b"\n") + 1]
+            offset += len(complete)
+            for raw in complete.splitlines():
+                self._dispatch(raw)
+            if finished:
+                return
+            self._done.wait(0.1)
+
+    def _dispatch(self, raw: bytes) -> None:
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(event, dict) or event.get("event") == "result":
+            return
+        if event.get("event") == "step":
+            self.last_step = event
+        elif event.get("event") == "captured":
+            self.captured = True
+        if self._on_event is not None:
+            try:
+                self._on_event(event)
+            except Exception:
+                self._on_event = None
+
+    def join(self, timeout: float) -> None:
+        self._done.set()
+        self._thread.join(timeout)
+        for rank, path in enumerate(self.paths):
+            try:
+                lines = path.read_bytes().splitlines()
+            except OSError:
+                continue
+            for raw in lines:
+                try:
+                    event = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("event") == "result":
+                    self.results[rank] = event.get("envelope")
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        from torchlint.runtime.distributed import combine_ranks
+
+        return combine_ranks(self.results)
 
 
 class _Events:
@@ -176,12 +250,12 @@ def run_check(
     script = request.script.resolve()
     started = time.monotonic()
     timeout = max(1.0, float(request.timeout_s))
+    ranks = max(1, int(request.nproc_per_node))
     with tempfile.TemporaryDirectory(prefix="torchlint-run-") as scratch:
-        dump = Path(scratch) / "stacks.txt"
+        folder = Path(scratch)
+        dump = folder / ("stacks-{rank}.txt" if ranks > 1 else "stacks.txt")
         read_fd, write_fd = os.pipe()
-        command = [
-            request.python,
-            "-m",
+        child = [
             "torchlint.runtime.child",
             "--check",
             request.check,
@@ -189,19 +263,28 @@ def run_check(
             str(request.step_count),
             "--options",
             json.dumps(request.options),
-            "--events-fd",
-            str(write_fd),
             "--timeout",
             str(timeout),
             "--hang-dump",
             str(dump),
             "--dump-after",
             str(max(0.5, timeout - min(2.0, timeout * 0.1))),
-            "--script",
-            str(script),
-            "--",
-            *request.args,
         ]
+        if ranks > 1:  # PyTorch's own launcher starts one child per rank
+            command = [
+                request.python,
+                "-m",
+                "torch.distributed.run",
+                "--standalone",
+                f"--nproc-per-node={ranks}",
+                "-m",
+                *child,
+                "--events-file",
+                str(folder / "events-{rank}.jsonl"),
+            ]
+        else:
+            command = [request.python, "-m", *child, "--events-fd", str(write_fd)]
+        command += ["--script", str(script), "--", *request.args]
         try:
             process = subprocess.Popen(
                 command,
@@ -225,7 +308,12 @@ def run_check(
             )
         os.close(write_fd)
         assert process.stdout is not None and process.stderr is not None
-        events = _Events(read_fd, on_event)
+        events: _Events | _RankEvents
+        if ranks > 1:
+            os.close(read_fd)
+            events = _RankEvents(folder, ranks, on_event)
+        else:
+            events = _Events(read_fd, on_event)
         output = _Output(process.stdout, process.stderr, request.echo_output)
         deadline = started + timeout
         ended = "exited"
@@ -241,7 +329,8 @@ def run_check(
         process.wait()
         for reader in (events, output):
             reader.join(2.0)
-        hang_text = dump.read_text("utf-8", "replace") if dump.exists() else ""
+        first_dump = Path(str(dump).replace("{rank}", "0"))
+        hang_text = first_dump.read_text("utf-8", "replace") if first_dump.exists() else ""
 
     result = events.result
     if result is not None and ended == "exited":
@@ -314,7 +403,7 @@ def _failure_envelope(
     request: RunRequest,
     ended: str,
     returncode: int | None,
-    events: _Events,
+    events: _Events | _RankEvents,
     output: _Output,
     hang_text: str,
     started: float,

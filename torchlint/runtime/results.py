@@ -247,6 +247,8 @@ class ParamGrad:
     weight_norm: float | None
     ratio: float | None
     status: str
+    #: the line that created the parameter (its module's `self.x = nn.X(...)`), when known
+    site: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -259,6 +261,7 @@ class ParamGrad:
             "weight_norm": finite_or_none(self.weight_norm),
             "ratio": finite_or_none(self.ratio),
             "status": self.status,
+            "site": self.site,
         }
 
 
