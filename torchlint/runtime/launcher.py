@@ -492,7 +492,11 @@ def _signal_name(number: int) -> str:
 
 
 def exit_status(result: dict[str, Any]) -> int:
-    """0 the check passed, 1 it failed, 2 it could not run."""
+    """0 the check passed, 1 it failed (its verdict, or an error-severity finding such as
+    leaked validation data), 2 it could not run."""
     if result.get("status") != "completed":
         return 2
-    return 0 if result.get("verdict") in PASSING_VERDICTS else 1
+    errors = any(
+        isinstance(d, dict) and d.get("severity") == "error" for d in result.get("diagnostics", [])
+    )
+    return 0 if result.get("verdict") in PASSING_VERDICTS and not errors else 1

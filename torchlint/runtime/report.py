@@ -111,6 +111,16 @@ _HEALTHY_NOTE = (
     "does not show that the learning rate or the loss are right: `torchlint run overfit` "
     "checks that the model can learn."
 )
+_FIT_HEALTHY_NOTE = (
+    "Both losses fell over the epochs that ran. A few short epochs cannot show what happens "
+    "later in training: watch the validation loss on the full run."
+)
+#: (check, verdict) -> what a good result means and does not
+_NOTES = {
+    ("overfit", "pass"): _PASS_NOTE,
+    ("grads", "healthy"): _HEALTHY_NOTE,
+    ("fit", "healthy"): _FIT_HEALTHY_NOTE,
+}
 _FAIL_ADVICE = (
     "Check that the loss is computed from the model's raw output, that the optimizer holds "
     "the model's parameters with a non-zero learning rate, and that gradients reach them "
@@ -986,7 +996,7 @@ def _render_actions(envelope: Mapping[str, Any], console: Console, glyphs: Glyph
     verdict = envelope.get("verdict")
     if not items:
         items = _fallback_actions(envelope)
-    note = {"pass": _PASS_NOTE, "healthy": _HEALTHY_NOTE}.get(str(verdict))
+    note = _NOTES.get((str(envelope.get("check")), str(verdict)))
     if not items and note is None:
         return
     _heading(console, "what to do" if items else "what this means")
