@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test lint format bench clean neovim
+.PHONY: demo test lint format bench clean neovim extension e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,24 @@ demo: $(VENV)/.installed-runtime
 	@echo; echo "runtime check (runs the script in a child process): torchlint run overfit examples/housing_regression.py"
 	@$(BIN)/torchlint run overfit examples/housing_regression.py --steps 100 --timeout 120; status=$$?; [ $$status -le 1 ]
 
-test: $(VENV)/.installed-dev neovim
+test: $(VENV)/.installed-dev neovim extension e2e
 	$(BIN)/python -m pytest -n auto -q
+
+# The VS Code extension: install (from package-lock.json), typecheck, lint, unit tests (the
+# ones that start the real language server use this repository's Python), and the .vsix.
+EXTENSION := vscode-extension
+extension: $(VENV)/.installed-dev
+	cd $(EXTENSION) && npm ci --no-audit --no-fund --loglevel=error
+	cd $(EXTENSION) && npm run --silent typecheck && npm run --silent lint
+	cd $(EXTENSION) && TORCHLINT_TEST_PYTHON=$(abspath $(BIN))/python npm test --silent
+	cd $(EXTENSION) && npm run --silent package
+
+# One end-to-end test in a real VS Code: code-server from npm and Debian's Chromium, set up
+# (and cached under vscode-extension/.e2e-cache/) by the script, driven by playwright-core.
+e2e: extension
+	$(EXTENSION)/scripts/e2e-setup.sh
+	TORCHLINT_PYTHON=$(abspath $(BIN))/python node $(EXTENSION)/e2e/run.mjs \
+		$(EXTENSION)/torchlint-$$(node -p "require('./$(EXTENSION)/package.json').version").vsix
 
 # Neovim is the language server's second, independent test client. Install Debian's package
 # when we can (root, apt); elsewhere its one test is skipped (CI always has it).
