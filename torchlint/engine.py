@@ -128,7 +128,7 @@ def _analyze(
         return analysis
     loops = LoopModels(facts.scopes, roles)
     positions = PositionIndex(parsed, facts.anchors)
-    ctx = RuleContext(facts, roles, loops, positions, filename)
+    ctx = RuleContext(facts, roles, loops, positions, filename, selection.target_torch)
     for rule in rules:
         if rule is SyntaxErrorRule:
             continue

@@ -14,6 +14,8 @@ from typing import Any
 
 import libcst as cst
 
+from torchlint.analysis.deprecations import ATTRIBUTE_NAMES as _API_ATTRIBUTES
+from torchlint.analysis.deprecations import BY_QUALNAME as _API_CHANGES
 from torchlint.analysis.guards import classify_guard
 from torchlint.analysis.model import (
     CallFrame,
@@ -66,6 +68,22 @@ _HOST_CONSTRUCTORS = {
     )
 }  # fmt: skip
 _AMP_DEPRECATED_NAMES = {"autocast", "GradScaler"}
+# Calls the api rules (TL503-TL507) look at; with every `torchvision.models.*` call.
+_WATCHED_CALLS = {
+    "torch.load",
+    "torch.serialization.load",
+    "torch.utils.checkpoint.checkpoint",
+    "torch.utils.checkpoint.checkpoint_sequential",
+    "torch.log",
+    "torch.exp",
+}
+# An `if` whose test reads a version (`torch.__version__`, `hasattr(torch, "linalg")`,
+# `_TORCH_GREATER_EQUAL_2_0`) chooses code for one PyTorch release or another: what it runs on the
+# older side is a deliberate fallback, not a forgotten deprecated call.
+_COMPAT_TEST = re.compile(
+    r"hasattr|version|torch_(?:ge|gt|le|lt|greater|less|older|newer)|_TORCH_|is_torch",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,18 @@ class DeprecatedUse:
     qualname: str
     node: cst.CSTNode  # the Call when called, else the reference itself
     func: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    """A use of a name the api rules watch: an entry of the deprecation table, `torch.load`..."""
+
+    qualname: str
+    node: cst.CSTNode  # the Call when called, else the reference; the ImportFrom for imports
+    func: cst.BaseExpression | None
+    # Under a version test or in an `except` handler (or through a name imported there): a
+    # fallback for another PyTorch release, which the rules leave alone.
+    compat: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,6 +131,15 @@ class ModuleFacts:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     constructed: list[ConstructedObject] = field(default_factory=list)
     deprecated_amp: list[DeprecatedUse] = field(default_factory=list)
+    # For the api rules (TL501-TL507): uses of deprecated or removed APIs, `from functorch
+    # import ...` statements, calls of `torch.load` & co., `<expr>.log()` method calls, and
+    # `x.require_grad = ...` assignments (with how often `.require_grad` is read).
+    api_uses: list[ApiUse] = field(default_factory=list)
+    functorch_imports: list[ApiUse] = field(default_factory=list)
+    watched_calls: list[ApiUse] = field(default_factory=list)
+    log_calls: list[cst.Call] = field(default_factory=list)
+    require_grad_writes: list[cst.Attribute] = field(default_factory=list)
+    require_grad_reads: int = 0
     top_level_imports: list[cst.SimpleStatementLine] = field(default_factory=list)
     # For each expression walked: the statement or header it sits in (see positions.py).
     anchors: dict[int, Anchor] = field(default_factory=dict)
@@ -152,6 +191,8 @@ class _Collector:
         self.top = -1  # index of the top-level statement being walked
         self.order = 0  # counts loops and constructions, in walk order
         self.consumer: tuple[int, str] | None = None  # (id of an argument, the callee's text)
+        self.compat_depth = 0  # how many version tests / `except` handlers enclose the walk
+        self.compat_names: set[str] = set()  # names imported under one
 
     # --- entry ----------------------------------------------------------------------------
 
@@ -244,7 +285,9 @@ class _Collector:
             self.block(node.body)
             for handler in node.handlers:
                 self.frames.append(GuardFrame(handler, 0, GuardKind.OTHER))
+                self.compat_depth += 1
                 self.block(handler.body)
+                self.compat_depth -= 1
                 self.frames.pop()
             if node.orelse is not None:
                 self.block(node.orelse.body)
@@ -299,6 +342,8 @@ class _Collector:
         self.anchor_at(node.test)
         self.expr(node.test)
         condition = expr_text(node.test)
+        compat = _COMPAT_TEST.search(condition) is not None
+        self.compat_depth += compat
         self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False), condition))
         self.block(node.body)
         self.frames.pop()
@@ -309,6 +354,7 @@ class _Collector:
             else:
                 self.block(node.orelse.body)
             self.frames.pop()
+        self.compat_depth -= compat
 
     def for_(self, node: cst.For) -> None:
         self.anchor_at(node.iter)
@@ -477,8 +523,16 @@ class _Collector:
                 self.expr(node.exc)
         elif type(node) is cst.Import:
             self.imports.add_import(node)
+            if self.compat_depth:
+                self.compat_names.update(_bound_names(node))
         elif type(node) is cst.ImportFrom:
             self.imports.add_import_from(node)
+            if self.compat_depth:
+                self.compat_names.update(_bound_names(node))
+            module = node.module
+            if type(module) is cst.Name and module.value == "functorch" and not node.relative:
+                use = ApiUse("functorch", node, None, self.compat_depth > 0)
+                self.facts.functorch_imports.append(use)
 
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         self.anchors[id(target)] = self.anchor  # type: ignore[assignment]
@@ -491,6 +545,12 @@ class _Collector:
             for i, element in enumerate(target.elements):
                 self.assign(element.value, values[i] if values is not None else value)
             return
+        if (
+            type(target) is cst.Attribute
+            and target.attr.value == "require_grad"
+            and self.holds_parameters(target.value)
+        ):
+            self.facts.require_grad_writes.append(target)
         if type(target) is cst.Attribute and target.attr.value == "grad":
             receiver = expr_text(target.value)
             if type(value) is cst.Name and value.value == "None":
@@ -524,6 +584,27 @@ class _Collector:
                 self.values.scaled.add(text)
         else:
             self.values.scaled.discard(text)
+
+    def holds_parameters(self, receiver: cst.BaseExpression) -> bool:
+        """`p` in `for p in model.parameters()`, `layer.weight`, a known tensor: something whose
+        `requires_grad` matters (not a config object that happens to have such a field)."""
+        text = dotted(receiver)
+        if text is None:
+            return False
+        last = text.rsplit(".", 1)[-1].lower()
+        if any(word in last for word in ("weight", "bias", "param", "embed")):
+            return True
+        if self.values.is_tensor(receiver):
+            return True
+        for frame in self.frames:
+            if (
+                isinstance(frame, LoopFrame)
+                and type(frame.node) is cst.For
+                and (frame.is_param_loop or "param" in frame.iter_text.lower())
+                and text in _target_names(frame.node.target)
+            ):
+                return True
+        return False
 
     def constructed(self, target: str, call: cst.Call) -> None:
         if _streams(call, self.imports):
@@ -633,8 +714,11 @@ class _Collector:
         kind = type(node)
         if kind is cst.Name:
             target = self.imports.aliases.get(node.value)  # type: ignore[attr-defined]
-            if target in _AMP_DEPRECATED:
-                self.deprecated_reference(node, target)  # type: ignore[arg-type]
+            if target is not None:
+                if target in _AMP_DEPRECATED:
+                    self.deprecated_reference(node, target)  # type: ignore[arg-type]
+                elif target in _API_CHANGES:
+                    self.api_reference(node, target, node.value)  # type: ignore[arg-type,attr-defined]
             return
         if kind is cst.Call:
             call: cst.Call = node  # type: ignore[assignment]
@@ -649,12 +733,19 @@ class _Collector:
         elif kind is cst.Attribute:
             attribute: cst.Attribute = node  # type: ignore[assignment]
             self.expr(attribute.value)
-            if attribute.attr.value in _AMP_DEPRECATED_NAMES:
+            name = attribute.attr.value
+            if name in _AMP_DEPRECATED_NAMES:
                 qual = self.imports.qualify(attribute)
                 if qual is not None and qual in _AMP_DEPRECATED:
                     self.deprecated_reference(attribute, qual)
-            if attribute.attr.value == "grad":
+            elif name in _API_ATTRIBUTES:
+                qual = self.imports.qualify(attribute)
+                if qual is not None and qual in _API_CHANGES:
+                    self.api_reference(attribute, qual, root_name(attribute))
+            if name == "grad":
                 self.event(Kind.GRAD_READ, node, receiver=expr_text(attribute.value))
+            elif name == "require_grad":
+                self.facts.require_grad_reads += 1
         else:
             children = _CHILDREN.get(kind)
             if children is not None:
@@ -700,12 +791,35 @@ class _Collector:
         """`autocast = torch.cuda.amp.autocast`: a use that is not (yet) a call."""
         self.facts.deprecated_amp.append(DeprecatedUse(qual, node, node))
 
+    def api_reference(self, node: cst.BaseExpression, qual: str, root: str | None) -> None:
+        """`torch.qr`, or `qr` after `from torch import qr`: a use of a table entry (the call
+        replaces it when it is the callee). A parameter named `torch` is not the module."""
+        if root is None or root in self.scope.params:
+            return
+        compat = self.compat_depth > 0 or root in self.compat_names
+        self.facts.api_uses.append(ApiUse(qual, node, node, compat))
+
+    def watched_call(self, node: cst.Call, qual: str) -> None:
+        root = root_name(node.func)
+        if root is None or root in self.scope.params:
+            return
+        compat = self.compat_depth > 0 or root in self.compat_names
+        self.facts.watched_calls.append(ApiUse(qual, node, node.func, compat))
+
     def qualified_call(self, node: cst.Call, qual: str) -> None:
         if qual in _AMP_DEPRECATED:
             uses = self.facts.deprecated_amp
             if uses and uses[-1].node is node.func:
                 uses.pop()  # the reference is this call's callee: report the call instead
             uses.append(DeprecatedUse(qual, node, node.func))
+        elif qual in _API_CHANGES:
+            api_uses = self.facts.api_uses
+            for i in range(len(api_uses) - 1, -1, -1):  # the callee, recorded just before
+                if api_uses[i].node is node.func:
+                    api_uses[i] = ApiUse(qual, node, node.func, api_uses[i].compat)
+                    break
+        elif qual in _WATCHED_CALLS or qual.startswith("torchvision.models."):
+            self.watched_call(node, qual)
         if not qual.startswith("torch.") and _may_update_weights(qual, node):
             # e.g. `xm.optimizer_step(optimizer)`: a library call that may step or clear.
             self.call_event(node, ("qualified", qual))
@@ -751,6 +865,8 @@ class _Collector:
     def method_call(self, node: cst.Call, func: cst.Attribute) -> None:
         method = func.attr.value
         receiver_node = func.value
+        if method == "log" and not node.args and type(receiver_node) is cst.Call:
+            self.facts.log_calls.append(node)  # maybe `x.exp().sum(dim).log()` (TL507)
         if type(receiver_node) is cst.Call and dotted(receiver_node.func) == "super":
             self.call_event(node, ("super", method))
             return
@@ -1100,6 +1216,21 @@ def _sets_grad_mode(stmt: cst.CSTNode, imports: ImportTable) -> bool | None:
     return None
 
 
+def _bound_names(node: cst.Import | cst.ImportFrom) -> list[str]:
+    """The local names an import statement binds."""
+    if isinstance(node.names, cst.ImportStar):
+        return []
+    names = []
+    for alias in node.names:
+        if alias.asname is not None and type(alias.asname.name) is cst.Name:
+            names.append(alias.asname.name.value)
+        else:
+            full = dotted(alias.name)
+            if full is not None:
+                names.append(full.split(".", 1)[0])
+    return names
+
+
 def _ends_with_continue(suite: cst.BaseSuite) -> bool:
     if type(suite) is cst.IndentedBlock:
         if not suite.body:
@@ -1207,4 +1338,4 @@ def _is_false(node: cst.BaseExpression) -> bool:
     )
 
 
-__all__ = ["CallFrame", "DeprecatedUse", "ModuleFacts", "classify_guard", "collect"]
+__all__ = ["ApiUse", "CallFrame", "DeprecatedUse", "ModuleFacts", "classify_guard", "collect"]

@@ -8,6 +8,13 @@ from torchlint.rules.amp.deprecated_cuda_amp import DeprecatedCudaAmp
 from torchlint.rules.amp.fp16_without_scaler import Fp16WithoutScaler
 from torchlint.rules.amp.step_bypasses_scaler import StepBypassesScaler
 from torchlint.rules.amp.unscaled_backward import UnscaledBackward
+from torchlint.rules.api.checkpoint_without_use_reentrant import CheckpointWithoutUseReentrant
+from torchlint.rules.api.deprecated_api import DeprecatedApi
+from torchlint.rules.api.deprecated_torchvision_pretrained import DeprecatedTorchvisionPretrained
+from torchlint.rules.api.removed_api import RemovedApi
+from torchlint.rules.api.require_grad_typo import RequireGradTypo
+from torchlint.rules.api.unsafe_torch_load import UnsafeTorchLoad
+from torchlint.rules.api.unstable_log_exp import UnstableLogExp
 from torchlint.rules.base import Rule
 from torchlint.rules.data.missing_set_epoch import MissingSetEpoch
 from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
@@ -55,6 +62,13 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             HostTensorThenMoved,
             UnshuffledTrainingLoader,
             MissingSetEpoch,
+            RemovedApi,
+            DeprecatedApi,
+            UnsafeTorchLoad,
+            CheckpointWithoutUseReentrant,
+            RequireGradTypo,
+            DeprecatedTorchvisionPretrained,
+            UnstableLogExp,
         ),
         key=lambda rule: rule.code,
     )

@@ -22,7 +22,7 @@ class Rule:
 
     code: ClassVar[str]
     name: ClassVar[str]
-    family: ClassVar[str]  # "loop" | "amp" | "speed" | "data" | "syntax"
+    family: ClassVar[str]  # "loop" | "amp" | "speed" | "data" | "api" | "syntax"
     severity: ClassVar[Severity]
     summary: ClassVar[str]  # one line, shown by `torchlint rules` and in SARIF
     default_enabled: ClassVar[bool] = True
@@ -53,6 +53,8 @@ class RuleContext:
     loops: LoopModels
     positions: PositionIndex
     filename: str
+    # `target-torch-version`, for rules whose advice depends on the release (None: not set).
+    target_torch: tuple[int, int] | None = None
     findings: list[Finding] = field(default_factory=list)
     # Derived facts several rules share (computed by the first rule that needs them).
     memo: dict[str, object] = field(default_factory=dict)

@@ -1,0 +1,14 @@
+import torch as th
+from torch import exp, log
+
+
+def softplus(x):
+    return log(1 + exp(x))  # expect: TL507
+
+
+def growth(rate, t):
+    return 100 * (th.exp(rate * t) - 1)  # expect: TL507
+
+
+def log_partition(scores, dim=-1):
+    return th.log(th.sum(th.exp(scores), dim=dim, keepdim=True))  # expect: TL507

@@ -1,0 +1,1 @@
+"""Rules of this family; one rule per module."""

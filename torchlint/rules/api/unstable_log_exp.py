@@ -1,0 +1,171 @@
+"""TL507: `log(1 + x)`, `exp(x) - 1` and `log(sum(exp(x)))` spelled out instead of the
+accurate fused functions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.collect import ApiUse
+from torchlint.diagnostics import Severity
+from torchlint.rules.api.calls import is_one, keywords, positional, starred
+from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import parenthesized, torch_name
+
+
+class UnstableLogExp(Rule):
+    code = "TL507"
+    name = "unstable-log-exp"
+    family = "api"
+    severity = Severity.WARNING
+    summary = (
+        "`torch.log(1 + x)`, `torch.exp(x) - 1` or `torch.log(torch.sum(torch.exp(x), dim))`: "
+        "use `torch.log1p`, `torch.expm1` or `torch.logsumexp`, which do not lose precision "
+        "or overflow."
+    )
+    fixable = True
+
+    def check(self, ctx: RuleContext) -> None:
+        for use in ctx.facts.watched_calls:
+            if use.qualname == "torch.log":
+                self._log(ctx, use)
+            elif use.qualname == "torch.exp":
+                self._exp(ctx, use)
+        for call in ctx.facts.log_calls:
+            self._method_chain(ctx, call)
+
+    def _log(self, ctx: RuleContext, use: ApiUse) -> None:
+        call = use.node
+        assert isinstance(call, cst.Call)
+        value = _single_argument(call)
+        if value is None:
+            return
+        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
+            x = value.right if is_one(value.left) else value.left if is_one(value.right) else None
+            if x is None:
+                return
+            torch, edits = torch_name(ctx)
+            edits.append(ctx.replace(call, f"{torch}.log1p({ctx.text(x)})"))
+            ctx.report(
+                call,
+                f"`{ctx.text(call)}` rounds `1 + x` to 1 when `x` is small, losing `x` "
+                "entirely; `torch.log1p(x)` computes the same value accurately.",
+                fix=ctx.fix("safe", f"Replace with `{torch}.log1p(...)`", *edits),
+            )
+            return
+        # torch.log(torch.sum(torch.exp(x), dim))
+        if type(value) is not cst.Call or ctx.facts.imports.qualify(value.func) != "torch.sum":
+            return
+        reduced = _sum_arguments(value)
+        if reduced is None:
+            return
+        inner, dims = reduced
+        if type(inner) is not cst.Call or ctx.facts.imports.qualify(inner.func) != "torch.exp":
+            return
+        x = _single_argument(inner)
+        if x is None:
+            return
+        torch, edits = torch_name(ctx)
+        replacement = f"{torch}.logsumexp({ctx.text(x)}, {_arguments(ctx, dims)})"
+        edits.append(ctx.replace(call, replacement))
+        ctx.report(
+            call,
+            f"`{ctx.text(call)}` overflows to `inf` once an element of `x` exceeds about 88 "
+            "in float32 (11 in float16) unless the maximum was subtracted first; "
+            "`torch.logsumexp(x, dim)` does that for you, in one call.",
+            fix=ctx.fix("safe", f"Replace with `{torch}.logsumexp(...)`", *edits),
+        )
+
+    def _exp(self, ctx: RuleContext, use: ApiUse) -> None:
+        call = use.node
+        assert isinstance(call, cst.Call)
+        x = _single_argument(call)
+        anchor = ctx.facts.anchors.get(id(call))
+        if x is None or anchor is None:
+            return
+        difference = _subtraction_of(anchor.node, call)
+        if difference is None or not is_one(difference.right):
+            return
+        torch, edits = torch_name(ctx)
+        edits.append(ctx.replace(difference, f"{torch}.expm1({ctx.text(x)})"))
+        ctx.report(
+            difference,
+            f"`{ctx.text(difference)}` cancels almost every digit when `x` is small (`exp(x)` "
+            "is close to 1); `torch.expm1(x)` computes the same value accurately.",
+            fix=ctx.fix("safe", f"Replace with `{torch}.expm1(...)`", *edits),
+        )
+
+    def _method_chain(self, ctx: RuleContext, call: cst.Call) -> None:
+        """`x.exp().sum(dim).log()`."""
+        summed = call.func.value  # type: ignore[attr-defined]
+        if type(summed) is not cst.Call or _method(summed) != "sum":
+            return
+        reduced = _sum_arguments(summed, receiver=True)
+        if reduced is None:
+            return
+        exp, dims = reduced
+        if type(exp) is not cst.Call or _method(exp) != "exp" or exp.args:
+            return
+        x = exp.func.value  # type: ignore[attr-defined]
+        replacement = f"{parenthesized(ctx, x)}.logsumexp({_arguments(ctx, dims)})"
+        ctx.report(
+            call,
+            f"`{ctx.text(call)}` overflows to `inf` once an element exceeds about 88 in "
+            "float32 (11 in float16) unless the maximum was subtracted first; "
+            "`.logsumexp(dim)` does that for you, in one call.",
+            fix=ctx.fix("safe", "Replace with `.logsumexp(...)`", ctx.replace(call, replacement)),
+        )
+
+
+def _single_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The argument of `f(x)`: one positional argument and nothing else."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
+
+
+def _method(call: cst.Call) -> str | None:
+    return call.func.attr.value if type(call.func) is cst.Attribute else None
+
+
+# `dim` and `keepdim`, as (keyword or None, value): written the way the sum had them.
+_Dims = list[tuple[str | None, cst.BaseExpression]]
+
+
+def _sum_arguments(
+    call: cst.Call, receiver: bool = False
+) -> tuple[cst.BaseExpression, _Dims] | None:
+    """(what is summed, its dim and keepdim arguments) for `torch.sum(v, dim[, keepdim])`, or
+    for `v.sum(dim[, keepdim])` with `receiver`; None for any other form (no dim, `dtype=`...).
+    `torch.logsumexp(input, dim, keepdim)` takes them in the same order."""
+    if starred(call, "*") or starred(call, "**") or not keywords(call) <= {"dim", "keepdim"}:
+        return None
+    args = [a.value for a in positional(call)]
+    if receiver:
+        args.insert(0, call.func.value)  # type: ignore[attr-defined]
+    if not 1 <= len(args) <= 3:
+        return None
+    dims: _Dims = [(None, value) for value in args[1:]]
+    dims += [(a.keyword.value, a.value) for a in call.args if a.keyword is not None]
+    by_keyword = {key for key, _ in dims if key is not None}
+    if (len(args) >= 2) == ("dim" in by_keyword):
+        return None  # no dimension (logsumexp needs one), or the dimension twice
+    if len(args) == 3 and "keepdim" in by_keyword:
+        return None
+    return args[0], dims
+
+
+def _arguments(ctx: RuleContext, dims: _Dims) -> str:
+    return ", ".join(f"{key}={ctx.text(v)}" if key else ctx.text(v) for key, v in dims)
+
+
+def _subtraction_of(root: cst.CSTNode, call: cst.Call) -> cst.BinaryOperation | None:
+    """The `call - <right>` that has `call` as its left operand, found in the statement."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BinaryOperation and node.left is call:
+            return node if type(node.operator) is cst.Subtract else None
+        if node is call:
+            continue
+        stack.extend(node.children)
+    return None
