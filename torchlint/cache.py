@@ -118,6 +118,7 @@ def encode_diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
         },
         "source": diagnostic.source,
         "related": [[note, _location(where)] for note, where in diagnostic.related],
+        **({"cell": diagnostic.cell} if diagnostic.cell is not None else {}),
     }
 
 
@@ -148,7 +149,14 @@ def decode_diagnostic(value: Any, filename: str) -> Diagnostic:
         fix=fix,
         source=_text(value["source"]),
         related=tuple((_text(note), _read_location(where)) for note, where in value["related"]),
+        cell=_cell(value.get("cell")),
     )
+
+
+def _cell(value: Any) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise TypeError("a cell is an integer")
+    return value
 
 
 # --- one cache file ------------------------------------------------------------------------

@@ -50,6 +50,8 @@ from torchlint.fixer import (
     unified_diff,
     write_atomic,
 )
+from torchlint.notebook import analyze_notebook, fix_notebook, is_notebook
+from torchlint.notebook import read as read_notebook
 from torchlint.parallel import Outcome, Task, analyze_all, worker_count
 from torchlint.report import (
     FORMATS,
@@ -346,6 +348,8 @@ def _write_stdout(text: str) -> None:
 class CheckRun:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
+    # The code of notebook cells with findings, by (file name, cell number), for code frames.
+    cell_sources: dict[tuple[str, int], str] = field(default_factory=dict)
     fixed: int = 0  # fixes written (or, with --diff, that would be)
     diffs: list[str] = field(default_factory=list)
     failed: bool = False  # something went wrong: exit 2
@@ -395,7 +399,8 @@ def _output_format(args: argparse.Namespace) -> OutputFormat:
 
 
 def _analyze_here(task: Task) -> Outcome:
-    analysis = analyze_bytes(task.data, task.filename, task.selection)
+    analyze = analyze_notebook if is_notebook(task.filename) else analyze_bytes
+    analysis = analyze(task.data, task.filename, task.selection)
     text = analysis.text if analysis.diagnostics else ""
     return Outcome(list(analysis.diagnostics), list(analysis.errors), text)
 
@@ -433,6 +438,9 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     analysed again from its text: results from the cache are never trusted for a rewrite."""
     path, filename = job.path, job.filename
     shown = display_path(path)
+    if is_notebook(filename):
+        _fix_notebook(job, args, run)
+        return
     source = decode_file(job.data)
     if source is None:  # the engine reported why it cannot be read; nothing to fix
         return
@@ -476,6 +484,52 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     job.text = result.text
     if job.bucket is not None and not result.errors and not result.rejected:
         job.bucket.put(path, content_hash(written), result.remaining_diagnostics)
+
+
+def _fix_notebook(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
+    """`_fix_file` for a notebook: only the changed cells' sources are rewritten."""
+    shown = display_path(job.path)
+    result = fix_notebook(job.data, job.filename, job.selection, unsafe=args.unsafe_fixes)
+    for message in result.errors:
+        if message not in job.errors:
+            run.fail(f"internal error: {message}")
+    for message in result.rejected:
+        run.fail(f"internal error: {message}")
+    if result.problem is not None:
+        run.fail(f"{shown}: not fixed: {result.problem}")
+        return
+    if result.data is None:
+        job.diagnostics = result.remaining_diagnostics
+        return
+    if args.diff:
+        for cell, (old, new) in sorted(result.changed.items()):
+            run.diffs.append(unified_diff(old, new, f"{shown}:cell {cell}"))
+        run.fixed += result.fixed_count
+        return
+    try:
+        write_atomic(job.path, result.data)
+    except OSError as exc:
+        run.fail(f"{shown}: not fixed: cannot write the file: {exc.strerror or exc}")
+        return
+    _debug(args, f"{shown}: fixed {plural(result.fixed_count, 'error')}")
+    run.fixed += result.fixed_count
+    job.diagnostics = result.remaining_diagnostics
+    job.data = result.data
+    if job.bucket is not None and not result.errors and not result.rejected:
+        job.bucket.put(job.path, content_hash(result.data), result.remaining_diagnostics)
+
+
+def _add_sources(job: FileJob, run: CheckRun) -> None:
+    """What the code frames of a file's findings show: its text, or a notebook's cells."""
+    if not is_notebook(job.filename):
+        run.sources[job.filename] = job.source_text()
+        return
+    try:
+        notebook = read_notebook(job.data)
+    except ValueError:
+        return
+    for number, text in notebook.cell_texts().items():
+        run.cell_sources[(job.filename, number)] = text
 
 
 def _read_jobs(
@@ -548,7 +602,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for job in jobs:
         if job.diagnostics:
             run.diagnostics.extend(job.diagnostics)
-            run.sources[job.filename] = job.source_text()
+            _add_sources(job, run)
     run.diagnostics.sort(key=lambda d: d.sort_key)
     if cache is not None:
         for problem in cache.save():
@@ -570,6 +624,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = Report(
             run.diagnostics,
             run.sources,
+            cell_sources=run.cell_sources,
             fix_mode=args.fix,
             fixed=run.fixed,
             unsafe_fixes=args.unsafe_fixes,

@@ -72,16 +72,34 @@ class Diagnostic:
     source: str = "static"
     # Extra facts a consumer may show (e.g. where the other half of a finding lives).
     related: tuple[tuple[str, Location], ...] = field(default=())
+    # In a notebook: the cell (1-based, among all its cells); the rows are lines in that cell.
+    cell: int | None = None
 
     @property
     def url(self) -> str:
         return rule_url(self.code, self.name)
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.location.row, self.location.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        cell = self.cell or 0
+        return (self.filename, cell, self.location.row, self.location.column, self.code)
+
+    @property
+    def where(self) -> str:
+        """`row:col`, or `cell N:row:col` in a notebook, as the text outputs show it."""
+        prefix = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{prefix}{self.location.row}:{self.location.column}"
 
     def to_json(self) -> dict[str, Any]:
+        result = self._json()
+        if self.cell is not None:  # only notebooks: the output of `.py` files is unchanged
+            location = list(result).index("location")
+            items = list(result.items())
+            items.insert(location, ("cell", self.cell))
+            result = dict(items)
+        return result
+
+    def _json(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "name": self.name,

@@ -1,6 +1,7 @@
 """Which files `torchlint check PATH ...` looks at, and reading them safely.
 
-Folders are walked (following symbolic links, with loop detection) for `.py` and `.pyi` files,
+Folders are walked (following symbolic links, with loop detection) for `.py` and `.pyi` files
+and Jupyter notebooks (`.ipynb`),
 skipping hidden folders, the built-in exclusions and the configuration's `exclude` patterns.
 A file named on the command line is always checked, whatever its name, unless
 `--force-exclude` is given and an exclusion matches it. Problems (a missing path, a symbolic
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 class ExclusionPolicy(Protocol):

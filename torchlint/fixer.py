@@ -18,7 +18,7 @@ import re
 import stat
 import tempfile
 import tokenize
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -146,8 +146,10 @@ def fix_text(
     filename: str = "<stdin>",
     selection: RuleSelection = DEFAULT_SELECTION,
     unsafe: bool = False,
+    allow: Callable[[str, Diagnostic], bool] | None = None,
 ) -> FixResult:
-    """Apply every applicable fix to `text`, re-analysing between passes."""
+    """Apply every applicable fix to `text`, re-analysing between passes. `allow(text, d)`,
+    when given, may refuse a fix for the current text (notebooks: edits across cells)."""
     newline = dominant_newline(text)
     analysis = analyze_source(text, filename, selection)
     errors: list[str] = list(analysis.errors)
@@ -160,7 +162,9 @@ def fix_text(
         candidates = [
             d
             for d in analysis.diagnostics
-            if fix_applies(d, unsafe) and _fix_key(d) not in rejected_keys
+            if fix_applies(d, unsafe)
+            and _fix_key(d) not in rejected_keys
+            and (allow is None or allow(current, d))
         ]
         chosen = select_fixes(current, candidates, unsafe)
         if not chosen:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.engine import analyze_bytes
+from torchlint.notebook import analyze_file
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ Worker = Callable[[Task], Outcome]
 def analyze_task(task: Task) -> Outcome:
     """Analyse one file; never raises."""
     try:
-        analysis = analyze_bytes(task.data, task.filename, task.selection)
+        analysis = analyze_file(task.data, task.filename, task.selection)
     except Exception as exc:  # a bug outside the engine's own guards must cost one file
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return Outcome(errors=[f"{task.filename}: internal error: {detail}"])

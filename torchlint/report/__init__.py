@@ -44,6 +44,8 @@ class Report:
     fixed: int = 0
     unsafe_fixes: bool = False
     had_errors: bool = False  # errors went to stderr: "All checks passed!" would mislead
+    # The code of notebook cells, by (file name, cell number), for the findings with a `cell`.
+    cell_sources: Mapping[tuple[str, int], str] = field(default_factory=dict)
 
     def path(self, diagnostic: Diagnostic) -> str:
         return display_path(diagnostic.filename, self.cwd)

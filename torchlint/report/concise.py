@@ -1,4 +1,5 @@
-"""`--output-format concise`: `path:row:col: CODE [*] message`, one line each, and a summary."""
+"""`--output-format concise`: `path:row:col: CODE [*] message`, one line each, and a summary.
+In a notebook: `path:cell N:row:col: ...`, the row counted within the cell."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def header(report: Report, diagnostic: Diagnostic) -> Text:
     """`path:row:col: CODE [*] message`, styled."""
     text = Text()
     text.append(report.path(diagnostic), style=PATH_STYLE)
-    text.append(f":{diagnostic.location.row}:{diagnostic.location.column}: ")
+    text.append(f":{diagnostic.where}: ")
     text.append(diagnostic.code, style=CODE_STYLE)
     if report.marked_fixable(diagnostic):
         text.append(" ")

@@ -117,12 +117,17 @@ def render_diagnostic(
     report: Report, diagnostic: Diagnostic, indexes: dict[str, LineIndex] | None = None
 ) -> list[Text]:
     out = [header(report, diagnostic)]
-    text = report.sources.get(diagnostic.filename)
+    key = diagnostic.filename
+    if diagnostic.cell is None:
+        text = report.sources.get(key)
+    else:  # a notebook: the frame shows the cell
+        text = report.cell_sources.get((key, diagnostic.cell))
+        key = f"{key}\0{diagnostic.cell}"
     if text:
         cache = indexes if indexes is not None else {}
-        lines = cache.get(diagnostic.filename)
+        lines = cache.get(key)
         if lines is None:
-            lines = cache[diagnostic.filename] = LineIndex(text)
+            lines = cache[key] = LineIndex(text)
         out.extend(code_frame(lines, diagnostic.location, diagnostic.end_location, diagnostic.code))
     if diagnostic.fix is not None and diagnostic.fix.edits:
         label = "" if report.marked_fixable(diagnostic) else f" ({diagnostic.fix.applicability})"
@@ -134,7 +139,8 @@ def render_diagnostic(
         where = f"{display_path(diagnostic.filename, report.cwd)}:{location.row}:{location.column}"
         line = Text()
         line.append("  = note: ", style=HELP_STYLE)
-        line.append(f"{note} ({where})")
+        # In a notebook, the note names its cell and line already.
+        line.append(note if diagnostic.cell is not None else f"{note} ({where})")
         out.append(line)
     return out
 

@@ -7,6 +7,9 @@ The command is `error`, `warning` or `notice` after the rule's severity. The mes
 property values are escaped as the workflow-command syntax requires (`%` `\\r` `\\n` everywhere,
 and `:` `,` in property values), so a message can never end the command early or forge
 another one. No summary line: every line of the output is a command.
+
+In a notebook, `line` and `endLine` are lines within the cell and the message starts with
+`cell N: ` (GitHub shows a notebook's diff as JSON, where no line number would fit better).
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def workflow_command(report: Report, diagnostic: Diagnostic) -> str:
     )
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in properties)
     command = COMMANDS.get(diagnostic.severity, "error")
-    message = escape_data(f"{diagnostic.code} {diagnostic.message}")
+    cell = f"cell {diagnostic.cell}: " if diagnostic.cell is not None else ""
+    message = escape_data(f"{cell}{diagnostic.code} {diagnostic.message}")
     return f"::{command} {rendered}::{message}"
 
 

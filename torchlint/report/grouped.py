@@ -23,7 +23,7 @@ INDENT = "  "
 
 
 def _entry(report: Report, diagnostic: Diagnostic, width: int) -> Text:
-    where = f"{diagnostic.location.row}:{diagnostic.location.column}"
+    where = diagnostic.where
     text = Text(INDENT)
     text.append(f"{where:<{width}} ")
     text.append(diagnostic.code, style=CODE_STYLE)
@@ -43,7 +43,7 @@ def render_grouped(report: Report, console: Console) -> None:
         heading.append(report.path(first), style=PATH_STYLE)
         heading.append(":")
         console.print(heading)
-        width = max(len(f"{d.location.row}:{d.location.column}") for d in diagnostics)
+        width = max(len(d.where) for d in diagnostics)
         for diagnostic in diagnostics:
             console.print(_entry(report, diagnostic, width))
         console.print()

@@ -10,6 +10,9 @@ with 1-based lines and columns counted in Unicode code points (`columnKind`). A 
 fix `--fix` would apply carries that fix as a SARIF `fix`: the replaced regions and the new
 text, with the file's own line endings.
 
+In a notebook, regions count lines within the cell, and the result's `properties` hold the
+cell's number (`{"cell": 3}`, 1-based among all cells).
+
 The tests validate the output against the official JSON schema of SARIF 2.1.0.
 """
 
@@ -235,6 +238,8 @@ def sarif_result(report: Report, diagnostic: Diagnostic, base: str) -> dict[str,
     fixes = _fixes(report, diagnostic, location)
     if fixes:
         result["fixes"] = fixes
+    if diagnostic.cell is not None:
+        result["properties"] = {"cell": diagnostic.cell}
     return result
 
 
