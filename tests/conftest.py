@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import hypothesis_profiles  # noqa: F401  (registers and loads the `ci` profile)
 import pytest
 
 from torchlint import cli

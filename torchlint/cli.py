@@ -433,6 +433,18 @@ def _has_fixes(job: FileJob, unsafe: bool) -> bool:
     return any(fix_applies(d, unsafe) for d in job.diagnostics or ())
 
 
+def _changed_on_disk(job: FileJob) -> str | None:
+    """Why the file must not be rewritten: its bytes are no longer those the fixes were
+    computed from (someone saved it meanwhile), or it can no longer be read. None if unchanged."""
+    try:
+        current = read_file(job.path)
+    except ReadError as exc:
+        return str(exc)
+    if current != job.data:
+        return "the file changed on disk since it was read"
+    return None
+
+
 def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     """Apply (or, with --diff, show) the fixes of a file whose findings have some. The file is
     analysed again from its text: results from the cache are never trusted for a rewrite."""
@@ -470,10 +482,12 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
         except EncodingError as exc:
             problem = str(exc)
         else:
-            try:
-                write_atomic(path, written)
-            except OSError as exc:
-                problem = f"cannot write the file: {exc.strerror or exc}"
+            problem = _changed_on_disk(job)
+            if problem is None:
+                try:
+                    write_atomic(path, written)
+                except OSError as exc:
+                    problem = f"cannot write the file: {exc.strerror or exc}"
     if problem is not None or written is None:
         run.fail(f"{shown}: not fixed: {problem}")
         job.text = source.text  # the findings of the first analysis stand
@@ -505,6 +519,10 @@ def _fix_notebook(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None
         for cell, (old, new) in sorted(result.changed.items()):
             run.diffs.append(unified_diff(old, new, f"{shown}:cell {cell}"))
         run.fixed += result.fixed_count
+        return
+    changed = _changed_on_disk(job)
+    if changed is not None:
+        run.fail(f"{shown}: not fixed: {changed}")
         return
     try:
         write_atomic(job.path, result.data)

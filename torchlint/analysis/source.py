@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import tokenize
@@ -28,6 +29,10 @@ def decode_source(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:  # undecodable first lines, or an unknown / conflicting cookie
+        if data.startswith(codecs.BOM_UTF8):  # a BOM with another declared encoding
+            raise SourceDecodeError(
+                "the file starts with a UTF-8 BOM but declares another encoding"
+            ) from None
         if "encoding" in str(exc) and "unknown" not in str(exc):
             encoding = "utf-8"
         else:
