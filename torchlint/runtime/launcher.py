@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ OnEvent = Callable[[dict[str, Any]], None]
 #: fit is bounded by epochs and batches instead
 DEFAULT_STEPS = {"overfit": 200, "grads": 5, "profile": 20, "fit": 0, "lr-find": 100}
 DEFAULT_TIMEOUT_S = 300.0
+#: set for the script and everything it starts, so leftovers can be found and killed
+RUN_ID_VARIABLE = "TORCHLINT_RUN_ID"
 #: verdicts of a completed check that exit 0 (a profile with hints, an inconclusive fit and an
 #: lr-find suggestion are results, not failures)
 PASSING_VERDICTS = ("pass", "healthy", "ok", "hints", "inconclusive", "suggested")
@@ -225,13 +228,40 @@ class _Events:
         self._thread.join(timeout)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
+def _kill_group(process: subprocess.Popen[bytes], run_id: str) -> None:
+    """Kill the script's process group, then anything else that carries this run's id in its
+    environment: a worker the script put in a session of its own (`setsid`, as daemons do)
+    left the group but inherited the environment."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
+    for pid in processes_of_run(run_id):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
 
 
-def _child_env() -> dict[str, str]:
+def processes_of_run(run_id: str) -> list[int]:
+    """Live processes whose environment holds `TORCHLINT_RUN_ID=<run_id>` (Linux /proc; empty
+    where there is none)."""
+    marker = f"{RUN_ID_VARIABLE}={run_id}".encode()
+    found: list[int] = []
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def _child_env(run_id: str) -> dict[str, str]:
     env = dict(os.environ)
+    env[RUN_ID_VARIABLE] = run_id
     package_parent = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
@@ -251,6 +281,7 @@ def run_check(
     started = time.monotonic()
     timeout = max(1.0, float(request.timeout_s))
     ranks = max(1, int(request.nproc_per_node))
+    run_id = uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="torchlint-run-") as scratch:
         folder = Path(scratch)
         dump = folder / ("stacks-{rank}.txt" if ranks > 1 else "stacks.txt")
@@ -294,7 +325,7 @@ def run_check(
                 pass_fds=(write_fd,),
                 start_new_session=True,
                 cwd=str(request.cwd) if request.cwd is not None else None,
-                env=_child_env(),
+                env=_child_env(run_id),
             )
         except OSError as exc:
             os.close(read_fd)
@@ -325,7 +356,7 @@ def run_check(
                 ended = "timeout"
                 break
             time.sleep(0.05)
-        _kill_group(process)  # the script's leftover workers and forks go with it
+        _kill_group(process, run_id)  # the script's leftover workers and forks go with it
         process.wait()
         for reader in (events, output):
             reader.join(2.0)
