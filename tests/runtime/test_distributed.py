@@ -3,20 +3,12 @@ their results combined in the parent."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from envelope_schema import validate_envelope
+from script_marks import SCRIPTS, line_of
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
-    (found,) = [i for i, t in enumerate(lines, 1) if t.rstrip().endswith(f"# line: {marker}")]
-    return found
 
 
 def launch(check: str, script: str, steps: int = 4) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import pytest
 from conftest import RunTorchlint
 from envelope_schema import validate_envelope
 from rich.console import Console
+from script_marks import SCRIPTS, at, codes, line_of
 
 from torchlint.runtime.fit import (
     OVERFIT_RISE,
@@ -28,15 +29,7 @@ from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.report import Glyphs, render_report
 from torchlint.runtime.report_fit import epoch_chart, render_evidence
 
-SCRIPTS = Path(__file__).parent / "scripts"
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
-    found = [i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# line: {marker}")]
-    assert len(found) == 1, (script, marker, found)
-    return found[0]
 
 
 def fit(script: str, **options: Any) -> dict[str, Any]:
@@ -49,19 +42,6 @@ def fit_once(script: str, epochs: int) -> str:
     """The envelope of one run, shared by the tests that read it (as JSON: callers get a
     fresh copy)."""
     return json.dumps(fit(script, epochs=epochs))
-
-
-def codes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for diagnostic in result["diagnostics"]:
-        assert diagnostic["code"] not in found, result["diagnostics"]
-        found[diagnostic["code"]] = diagnostic
-    return found
-
-
-def at(diagnostic: dict[str, Any], script: str, marker: str) -> None:
-    assert Path(diagnostic["filename"]).name == f"{script}.py", diagnostic
-    assert diagnostic["line"] == line_of(script, marker), diagnostic
 
 
 def report(result: dict[str, Any], width: int = 100) -> str:

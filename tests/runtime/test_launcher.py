@@ -14,17 +14,9 @@ from typing import Any
 
 import pytest
 from envelope_schema import validate_envelope
+from script_marks import SCRIPTS, at, codes, line_of
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
-    found = [i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# line: {marker}")]
-    assert len(found) == 1, (script, marker, found)
-    return found[0]
 
 
 def launch(
@@ -46,20 +38,6 @@ def launch(
         )
     )
     return validate_envelope(result)
-
-
-def codes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Diagnostics by code (each code at most once in these scripts)."""
-    found: dict[str, dict[str, Any]] = {}
-    for diagnostic in result["diagnostics"]:
-        assert diagnostic["code"] not in found, result["diagnostics"]
-        found[diagnostic["code"]] = diagnostic
-    return found
-
-
-def at(diagnostic: dict[str, Any], script: str, marker: str) -> None:
-    assert Path(diagnostic["filename"]).name == f"{script}.py", diagnostic
-    assert diagnostic["line"] == line_of(script, marker), diagnostic
 
 
 # ---------------------------------------------------------------------------------------------

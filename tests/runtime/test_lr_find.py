@@ -15,19 +15,11 @@ import pytest
 from conftest import RunTorchlint
 from envelope_schema import validate_envelope
 from rich.console import Console
+from script_marks import SCRIPTS, at, codes
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.lr_find import analyse, diverged, smooth, sweep_lr
 from torchlint.runtime.report import render_report
-
-SCRIPTS = Path(__file__).parent / "scripts"
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
-    found = [i for i, text in enumerate(lines, 1) if text.rstrip().endswith(f"# line: {marker}")]
-    assert len(found) == 1, (script, marker, found)
-    return found[0]
 
 
 def lr_find(
@@ -44,19 +36,6 @@ def lr_find(
         )
     )
     return validate_envelope(result)
-
-
-def codes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for diagnostic in result["diagnostics"]:
-        assert diagnostic["code"] not in found, result["diagnostics"]
-        found[diagnostic["code"]] = diagnostic
-    return found
-
-
-def at(diagnostic: dict[str, Any], script: str, marker: str) -> None:
-    assert Path(diagnostic["filename"]).name == f"{script}.py", diagnostic
-    assert diagnostic["line"] == line_of(script, marker), diagnostic
 
 
 def report_text(result: dict[str, Any]) -> str:

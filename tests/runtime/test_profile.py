@@ -9,17 +9,11 @@ from typing import Any
 
 import pytest
 from envelope_schema import validate_envelope
+from script_marks import SCRIPTS, line_of
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 
-SCRIPTS = Path(__file__).parent / "scripts"
 STAGES = ["data_wait", "h2d_and_preprocess", "forward", "loss", "backward", "optimizer", "other"]
-
-
-def line_of(script: str, marker: str) -> int:
-    lines = (SCRIPTS / f"{script}.py").read_text().splitlines()
-    (found,) = [i for i, t in enumerate(lines, 1) if t.rstrip().endswith(f"# line: {marker}")]
-    return found
 
 
 def profile(script: str, steps: int = 10, **options: Any) -> dict[str, Any]:
