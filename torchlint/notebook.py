@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -181,6 +181,12 @@ def build(data: dict[str, Any]) -> Notebook:
 
 def read(data: bytes) -> Notebook:
     return build(load_json(data))
+
+
+def build_cells(texts: Sequence[str]) -> Notebook:
+    """The virtual source of code cells given as their texts, in order (an editor's open
+    notebook); the cells are numbered 1, 2, ... in that order."""
+    return build({"cells": [{"cell_type": "code", "source": text} for text in texts]})
 
 
 # --- diagnostics -----------------------------------------------------------------------------

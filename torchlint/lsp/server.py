@@ -23,6 +23,9 @@ How the work is scheduled:
   progress and cancellation; one run per file at a time. What a run finds is kept per document
   and added to every publication of that document, beside the lint's diagnostics, until the
   document is edited or closed or the same check runs again.
+- *Notebooks.* A notebook document's Python code cells are analysed together as one program
+  (`torchlint.lsp.notebooks`), with the same settings, debounce and worker threads; each
+  diagnostic is published on its cell's URI. Cells are never linted as standalone documents.
 - *Failures stay local.* A rule that crashes (`Analysis.errors`) is logged to the client once per
   document and message; the other rules' diagnostics are still published. Nothing is ever
   written to stdout, which carries the protocol.
@@ -77,6 +80,7 @@ from torchlint.lsp.lenses import (
     find_lens_targets,
     targets_of,
 )
+from torchlint.lsp.notebooks import NotebookState, analyse_cells, is_cell_uri, sync_options
 from torchlint.lsp.runtime_runs import SHUTDOWN_WAIT_SECONDS, RuntimeRuns
 from torchlint.lsp.settings import (
     ClientSettings,
@@ -110,10 +114,16 @@ class TorchlintServer(LanguageServer):
         # Full synchronisation: the analysis needs the whole text anyway, and pygls applies
         # incremental changes with `str.splitlines`, which also breaks lines at form feeds and
         # Unicode separators where editors do not.
-        super().__init__(NAME, __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        super().__init__(
+            NAME,
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            notebook_document_sync=sync_options(),
+        )
         self.settings = SettingsStore()
         self.settings_ready = asyncio.Event()
         self.documents: dict[str, DocumentState] = {}
+        self.notebooks: dict[str, NotebookState] = {}
         self.parsers = ParserChoice.detect()
         self.executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="torchlint")
         self._pull_generation = 0
@@ -240,6 +250,8 @@ class TorchlintServer(LanguageServer):
         if await self.pull_settings(pushed):
             for uri in list(self.documents):
                 self.schedule(uri, delay=0.0)
+            for uri in list(self.notebooks):
+                self.schedule_notebook(uri, delay=0.0)
 
     # --- linting ----------------------------------------------------------------------------
 
@@ -343,6 +355,127 @@ class TorchlintServer(LanguageServer):
                 f"torchlint failed on {state.uri}:\n{traceback.format_exc()}",
                 types.MessageType.Error,
             )
+
+    # --- notebooks (see `torchlint.lsp.notebooks`) -----------------------------------------
+
+    def is_notebook_cell(self, uri: str) -> bool:
+        """Whether `uri` is a cell of a notebook: linted with its notebook, never alone."""
+        if is_cell_uri(uri):
+            return True
+        return self.workspace.get_notebook_document(cell_uri=uri) is not None
+
+    def open_notebook(self, params: types.DidOpenNotebookDocumentParams) -> None:
+        uri = params.notebook_document.uri
+        state = NotebookState(uri, self.workspace.position_codec)
+        for item in params.cell_text_documents:
+            state.add_cell(item)
+        self.notebooks[uri] = state
+        self.schedule_notebook(uri, delay=0.0)
+
+    def notebook_changed(self, params: types.DidChangeNotebookDocumentParams) -> None:
+        state = self.notebooks.get(params.notebook_document.uri)
+        if state is None:
+            return
+        structure = params.change.cells.structure if params.change.cells else None
+        state.apply(params.change)
+        for identifier in (structure.did_close or []) if structure else []:
+            if state.published.pop(identifier.uri, None) is not None:
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=identifier.uri, diagnostics=[])
+                )
+        if self.settings.for_uri(state.uri).run == "onType":
+            self.schedule_notebook(state.uri, DEBOUNCE_SECONDS)
+
+    def close_notebook(self, uri: str, cells: Sequence[str]) -> None:
+        state = self.notebooks.pop(uri, None)
+        if state is None:
+            return
+        state.closed = True
+        state.generation += 1
+        for cell in {*cells, *state.cells, *state.published}:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=cell, diagnostics=[])
+            )
+
+    def schedule_notebook(self, uri: str, delay: float) -> None:
+        state = self.notebooks.get(uri)
+        if state is None:
+            return
+        state.generation += 1
+        task = self.spawn(self._lint_notebook(state, state.generation, delay))
+        state.tasks.add(task)
+        task.add_done_callback(state.tasks.discard)
+
+    async def _lint_notebook(self, state: NotebookState, generation: int, delay: float) -> None:
+        def current() -> bool:
+            return not state.closed and state.generation == generation
+
+        try:
+            await self.settings_ready.wait()
+            if delay:
+                await asyncio.sleep(delay)
+            if not current():
+                return
+            async with state.lock:
+                if not current():
+                    return
+                notebook = self.workspace.get_notebook_document(notebook_uri=state.uri)
+                cells = [(d.uri, d.source, d.version) for d in state.code_cells(notebook)]
+                context = self.document_context(state.uri)
+                results: dict[str, list[types.Diagnostic]] = {uri: [] for uri, _, _ in cells}
+                if context.settings.enable and cells:
+                    outcome = await self.in_thread(
+                        self._analyse_notebook, state, context, cells, self.encoding
+                    )
+                    results, logs, warnings = outcome
+                    for kind, message in logs:
+                        self.log(message, kind)
+                    for warning in warnings:
+                        self.announce(warning)
+            if not current():
+                return
+            stale = [uri for uri in state.published if uri not in results]
+            for uri in stale:
+                del state.published[uri]
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+                )
+            versions = {uri: version for uri, _, version in cells}
+            for uri, diagnostics in results.items():
+                state.published[uri] = diagnostics
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(
+                        uri=uri, diagnostics=diagnostics, version=versions.get(uri)
+                    )
+                )
+        except Exception:
+            self.log(
+                f"torchlint failed on {state.uri}:\n{traceback.format_exc()}",
+                types.MessageType.Error,
+            )
+
+    def _analyse_notebook(
+        self,
+        state: NotebookState,
+        context: DocumentContext,
+        cells: Sequence[tuple[str, str, int | None]],
+        encoding: str,
+    ) -> tuple[dict[str, list[types.Diagnostic]], list[tuple[types.MessageType, str]], list[str]]:
+        """In a worker thread: the diagnostics of every code cell, logs and warnings. A
+        notebook the configuration excludes gets empty lists (its cells are cleared)."""
+        selection, problem = self.selection_for(context)
+        warnings = [problem] if problem else []
+        if selection is None:
+            return {uri: [] for uri, _, _ in cells}, [], warnings
+        results, analysis = analyse_cells(
+            cells, str(context.path), selection, encoding, context.settings.severity
+        )
+        logs: list[tuple[types.MessageType, str]] = []
+        for error in analysis.errors:
+            if error not in state.logged:
+                state.logged.add(error)
+                logs.append((types.MessageType.Error, f"internal error: {error}"))
+        return results, logs, warnings
 
     def selection_for(self, context: DocumentContext) -> tuple[RuleSelection | None, str | None]:
         """The rules for a document: its folder's `[tool.torchlint]` (found afresh each time,
@@ -477,12 +610,21 @@ class TorchlintServer(LanguageServer):
         uri = params.text_document.uri
         state = self.tracked(uri)
         if state is None:
-            return None
+            return self.notebook_hover(params)
         version = self.workspace.get_text_document(uri).version
         diagnostics = state.current_diagnostics(version)
         if not diagnostics:
             return None
         return hover_at(params.position, diagnostics)
+
+    def notebook_hover(self, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        state = self.notebooks.get(notebook.uri) if notebook is not None else None
+        if state is None or not self.settings.for_uri(state.uri).enable:
+            return None
+        diagnostics = state.published.get(uri)
+        return hover_at(params.position, diagnostics) if diagnostics else None
 
     async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
         uri = params.text_document.uri
@@ -588,8 +730,30 @@ def build_server() -> TorchlintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: TorchlintServer, params: types.DidOpenTextDocumentParams) -> None:
         item = params.text_document
-        if is_python_document(item.uri, item.language_id):
+        if is_python_document(item.uri, item.language_id) and not ls.is_notebook_cell(item.uri):
             ls.open_document(item.uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def did_open_notebook(ls: TorchlintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.open_notebook(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def did_change_notebook(
+        ls: TorchlintServer, params: types.DidChangeNotebookDocumentParams
+    ) -> None:
+        ls.notebook_changed(params)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def did_save_notebook(ls: TorchlintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.schedule_notebook(params.notebook_document.uri, delay=0.0)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def did_close_notebook(
+        ls: TorchlintServer, params: types.DidCloseNotebookDocumentParams
+    ) -> None:
+        ls.close_notebook(
+            params.notebook_document.uri, [cell.uri for cell in params.cell_text_documents]
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) -> None:
