@@ -15,6 +15,10 @@ Events, in the order one training iteration produces them:
     on_step_start(optimizer) / on_step_end(optimizer)     every optimizer; `steps` already
                                                           counts the finished step at the end
 
+Findings: what `result()` returns is reported only when the script completed (a verdict on a
+run that crashed would blame the wrong thing); a finding that explains a crash (an anomaly, a
+label out of range) is appended to `capture.findings` when it is made, and is always reported.
+
 A plugin stops the script by setting `capture.stop_reason` (the run then ends at the next fetch
 from the training loader, or a few steps later at a root forward), or by raising
 `captured.StopRun` from an event. `total_steps()` bounds the run in steps of the primary
