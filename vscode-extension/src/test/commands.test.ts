@@ -31,8 +31,8 @@ describe('commands', () => {
         assert.equal(RUNTIME_COMMANDS.length, 3);
     });
 
-    test('activation is on Python files, with no hard dependency', () => {
-        assert.deepEqual(pkg.activationEvents, ['onLanguage:python']);
+    test('activation is on Python files and Jupyter notebooks, with no hard dependency', () => {
+        assert.deepEqual(pkg.activationEvents, ['onLanguage:python', 'onNotebook:jupyter-notebook']);
         assert.equal('extensionDependencies' in pkg, false);
         assert.equal(pkg.main, './dist/extension.js');
     });
