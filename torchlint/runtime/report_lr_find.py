@@ -13,7 +13,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from torchlint.runtime.report import CHART_MAX_WIDTH, CHART_MIN_WIDTH, Chart, Glyphs
+from torchlint.runtime.report import CHART_MAX_WIDTH, CHART_MIN_WIDTH, Chart, Glyphs, _num
 
 #: the sweep's verdict line for each way it ended
 _ENDS = {
@@ -22,12 +22,6 @@ _ENDS = {
     "stopped": "was stopped by a first-step check",
     "script_ended": "ended with the script",
 }
-
-
-def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def _count(value: object) -> int | None:

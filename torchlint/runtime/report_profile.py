@@ -11,19 +11,15 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from torchlint.runtime.report import Glyphs
+from torchlint.runtime.report import Glyphs, _num
 
 BAR_WIDTH = 24
 #: stages drawn in warning colours when they dominate
 _HEAVY = {"data_wait": 0.3, "h2d_and_preprocess": 0.3, "other": 0.3}
 
 
-def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
 def _ms(value: object) -> str:
-    number = _number(value)
+    number = _num(value)
     return "-" if number is None else f"{number:.3g} ms"
 
 
@@ -48,7 +44,7 @@ def stage_table(payload: Mapping[str, Any], glyphs: Glyphs) -> Table:
         if not isinstance(stage, Mapping):
             continue
         name = str(stage.get("name", "?"))
-        share = _number(stage.get("share"))
+        share = _num(stage.get("share"))
         heavy = share is not None and share >= _HEAVY.get(name, 0.6)
         style = "bold yellow" if heavy else ""
         table.add_row(
@@ -67,10 +63,10 @@ def _step_line(payload: Mapping[str, Any]) -> Text:
     text = Text("  step  ")
     text.append(f"{_ms(step.get('median'))} median", style="bold")
     text.append(f", p90 {_ms(step.get('p90'))}")
-    plain = _number(step.get("uninstrumented_median"))
+    plain = _num(step.get("uninstrumented_median"))
     if plain is not None:
         text.append(f"; {_ms(plain)} without per-stage timing")
-        overhead = _number(payload.get("instrumentation_overhead"))
+        overhead = _num(payload.get("instrumentation_overhead"))
         if overhead is not None:
             text.append(f" (timing costs {max(0.0, overhead - 1) * 100:.0f}%)", style="dim")
     return text
@@ -83,7 +79,7 @@ def _method_line(payload: Mapping[str, Any]) -> Text:
         "sync_per_stage": "a synchronisation at every stage boundary (diagnostic mode)",
     }
     method = clocks.get(str(payload.get("synchronization")), str(payload.get("synchronization")))
-    coverage = _number(payload.get("coverage"))
+    coverage = _num(payload.get("coverage"))
     parts = [
         f"{payload.get('measured_steps', '?')} measured steps after "
         f"{payload.get('warmup_steps', '?')} warm-up steps",
