@@ -4,10 +4,12 @@ call this one function."""
 from __future__ import annotations
 
 import gc
+import os
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from torchlint.analysis.collect import collect
 from torchlint.analysis.loops import LoopModels
@@ -22,6 +24,7 @@ from torchlint.analysis.source import (
 )
 from torchlint.analysis.training import is_main_guard, outermost_training_loops
 from torchlint.diagnostics import Diagnostic, Location
+from torchlint.project.project import Project
 from torchlint.rules.base import RuleContext
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
@@ -43,6 +46,9 @@ class Analysis:
     # outermost loops that do a training step's work, and of `if __name__ == "__main__":`.
     training_loop_rows: tuple[int, ...] = ()
     main_guard_row: int | None = None
+    # With a project: the other project files this analysis read (path -> content hash). The
+    # results stay valid while none of them changes.
+    dependencies: dict[Path, str] = field(default_factory=dict)
 
 
 def analyze(
@@ -52,7 +58,10 @@ def analyze(
 
 
 def analyze_bytes(
-    data: bytes, filename: str, selection: RuleSelection = DEFAULT_SELECTION
+    data: bytes,
+    filename: str,
+    selection: RuleSelection = DEFAULT_SELECTION,
+    project: Project | None = None,
 ) -> Analysis:
     try:
         text = decode_source(data)
@@ -65,7 +74,7 @@ def analyze_bytes(
                 )
             )
         return analysis
-    return analyze_source(text, filename, selection)
+    return analyze_source(text, filename, selection, project=project)
 
 
 Parser = Callable[[str], ParsedSource | ParseFailure]
@@ -77,13 +86,15 @@ def analyze_source(
     selection: RuleSelection = DEFAULT_SELECTION,
     parse: Parser = parse_source,
     training_loops: bool = False,
+    project: Project | None = None,
 ) -> Analysis:
     """Analyse `text`. `parse` may be swapped for one that reuses earlier work (the language
     server re-parses only the top-level blocks an edit touched); it must return what
     `parse_source` would. `training_loops` also locates the training loops (for code lenses),
-    from the same model the rules used."""
+    from the same model the rules used. With `project` (and `filename` a path in it), calls
+    into other project files are followed."""
     with gc_paused():
-        return _analyze(text, filename, selection, parse, training_loops)
+        return _analyze(text, filename, selection, parse, training_loops, project)
 
 
 @contextmanager
@@ -102,7 +113,12 @@ def gc_paused() -> Iterator[None]:
 
 
 def _analyze(
-    text: str, filename: str, selection: RuleSelection, parse: Parser, training_loops: bool
+    text: str,
+    filename: str,
+    selection: RuleSelection,
+    parse: Parser,
+    training_loops: bool,
+    project: Project | None,
 ) -> Analysis:
     analysis = Analysis(filename, text)
     rules = selection.rules()
@@ -116,9 +132,17 @@ def _analyze(
                 _syntax_diagnostic(filename, parsed.message, parsed.location)
             )
         return analysis
+    context = None
+    if project is not None:
+        path = Path(os.path.abspath(filename))
+        project.begin()
+        if project.layout.contains(path):
+            context = project.context(path)
+        else:
+            project = None
     try:
-        facts = collect(parsed)
-        roles = resolve(facts)
+        facts = collect(parsed, context)
+        roles = resolve(facts, context)
     except RecursionError:
         analysis.errors.append(f"{filename}: nested too deeply to analyse; skipped")
         return analysis
@@ -128,7 +152,9 @@ def _analyze(
         return analysis
     loops = LoopModels(facts.scopes, roles)
     positions = PositionIndex(parsed, facts.anchors)
-    ctx = RuleContext(facts, roles, loops, positions, filename, selection.target_torch)
+    ctx = RuleContext(
+        facts, roles, loops, positions, filename, selection.target_torch, project=project
+    )
     for rule in rules:
         if rule is SyntaxErrorRule:
             continue
@@ -151,6 +177,10 @@ def _analyze(
             analysis.main_guard_row = positions.row(main) if main is not None else None
     finally:
         facts.release()  # no reference cycles left: the tree is freed as soon as we return
+        if project is not None:
+            own = Path(os.path.abspath(filename))
+            analysis.dependencies = {p: h for p, h in project.consulted.items() if p != own}
+            project.in_use = []
     analysis.diagnostics.sort(key=lambda d: d.sort_key)
     return analysis
 

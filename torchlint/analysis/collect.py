@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -49,6 +49,9 @@ from torchlint.analysis.names import (
 from torchlint.analysis.positions import Anchor
 from torchlint.analysis.source import ParsedSource
 from torchlint.analysis.values import NON_TENSOR_BUILTINS, NUMBER_BUILTINS, Values
+
+if TYPE_CHECKING:
+    from torchlint.project.project import FileContext
 
 _SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 _AMP_DEPRECATED = {"torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"}
@@ -166,14 +169,17 @@ class ModuleFacts:
         self.anchors.clear()
 
 
-def collect(parsed: ParsedSource) -> ModuleFacts:
-    return _Collector(parsed).run()
+def collect(parsed: ParsedSource, project: FileContext | None = None) -> ModuleFacts:
+    """The facts of one module. With `project`, relative imports are read and calls of other
+    project files' functions and methods are recorded (resolution decides what they run)."""
+    return _Collector(parsed, project).run()
 
 
 class _Collector:
-    def __init__(self, parsed: ParsedSource) -> None:
+    def __init__(self, parsed: ParsedSource, project: FileContext | None = None) -> None:
         self.module = parsed.module
-        self.imports = ImportTable()
+        self.project = project
+        self.imports = ImportTable(project.relative if project is not None else None)
         root = Scope("<module>", "<module>", parsed.module, None)
         self.facts = ModuleFacts(parsed, self.imports, root, scopes=[root])
         self.scope = root
@@ -657,6 +663,11 @@ class _Collector:
             self.facts.constructed.append(
                 ConstructedObject("instance", target, call.func.value, call, self.scope)
             )
+        elif qual is not None and self.is_project_class(call.func, qual):
+            self.instances[target] = qual  # dotted: a class of another project file
+            self.facts.constructed.append(
+                ConstructedObject("instance", target, qual, call, self.scope)
+            )
 
     def accumulation(self, node: cst.CSTNode, target: str, value: cst.BaseExpression) -> None:
         """`total += loss` / `losses.append(loss)` in a loop, with `loss` on the graph. Which
@@ -756,6 +767,10 @@ class _Collector:
     def call(self, node: cst.Call) -> None:
         func = node.func
         qual = self.imports.qualify(func)
+        if qual is not None and self.project is not None and self.project.is_project(qual):
+            if self.project_call(node, qual):
+                return
+            qual = None  # the imported name is shadowed here
         if qual is not None:
             self.qualified_call(node, qual)
             return
@@ -772,6 +787,29 @@ class _Collector:
             inner = self.imports.qualify(func.func)
             if inner is not None and constructor_role(inner) == "cross-entropy":
                 self.cross_entropy_input(node)
+
+    def project_call(self, node: cst.Call, qual: str) -> bool:
+        """A call of something imported from another project file. False when a definition or
+        parameter of this file shadows the imported name (the call is then read as local)."""
+        assert self.project is not None
+        root = root_name(node.func)
+        if root is None or root in self.top_names or root in self.scope.params:
+            return False
+        symbol = self.project.symbol(qual)
+        if symbol is not None and symbol.is_class:
+            if _may_update_weights(qual, node):
+                self.call_event(node, ("qualified", qual))  # as for any opaque constructor
+            return True
+        self.call_event(node, ("project", qual))
+        return True
+
+    def foreign_methods(self, qual: str) -> frozenset[str]:
+        """The methods of a class another project file defines (`trainer.Trainer`)."""
+        methods = self.class_methods.get(qual)
+        if methods is None:
+            found = self.project.class_methods(qual) if self.project is not None else None
+            methods = self.class_methods[qual] = set(found or ())
+        return frozenset(methods)
 
     def cross_entropy_input(self, node: cst.Call, criterion: str | None = None) -> None:
         if not node.args:
@@ -872,6 +910,8 @@ class _Collector:
             return
         receiver = expr_text(_moved_object(receiver_node))
         project_class = self.project_class_of(receiver)
+        if project_class is not None and "." in project_class:
+            self.foreign_methods(project_class)
         if project_class is not None and method in self.class_methods.get(project_class, ()):
             self.call_event(node, ("method", receiver, method))
             return
@@ -1054,7 +1094,8 @@ class _Collector:
                 if a.keyword is not None and self.values.is_tensor(a.value):
                     tensor_args.add(a.keyword.value)
         receiver = ref[1] if ref[0] in ("name", "method") else "self"
-        event = self.event(Kind.CALL, node, method=ref[-1], receiver=receiver)
+        method = ref[-1].rsplit(".", 1)[-1] if ref[0] == "project" else ref[-1]
+        event = self.event(Kind.CALL, node, method=method, receiver=receiver)
         event.callee_ref = ref
         event.arg_texts = args
         event.kwarg_texts = kwargs
@@ -1096,6 +1137,15 @@ class _Collector:
                 return scope.local_defs[name]
             scope = scope.parent
         return None
+
+    def is_project_class(self, func: cst.BaseExpression, qual: str) -> bool:
+        if self.project is None or not self.project.is_project(qual):
+            return False
+        root = root_name(func)
+        if root is None or root in self.top_names or root in self.scope.params:
+            return False
+        symbol = self.project.symbol(qual)
+        return symbol is not None and symbol.is_class
 
     def is_scaler(self, text: str) -> bool:
         return looks_like_scaler(text) or self.role_is(text, "scaler")

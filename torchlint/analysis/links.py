@@ -57,8 +57,8 @@ class ObjectLinks:
         self.callers: dict[int, list[Event]] = {}
         for scope in facts.scopes:
             for event in scope.events:
-                if event.kind is Kind.CALL and event.callee is not None:
-                    self.callers.setdefault(id(event.callee), []).append(event)
+                if event.kind is Kind.CALL and event.local_callee is not None:
+                    self.callers.setdefault(id(event.local_callee), []).append(event)
 
     def loaders_of(self, loop: LoopFrame) -> list[ConstructedObject]:
         found: list[ConstructedObject] = []

@@ -1,6 +1,6 @@
 """The loop model: for each loop, the ordered events of one iteration, with calls into functions and
-methods of the module expanded in place (bounded, recursion-safe), receivers renamed into the
-loop's own terms through the arguments of each call."""
+methods of the module and of other project files expanded in place (bounded, recursion-safe),
+receivers renamed into the loop's own terms through the arguments of each call."""
 
 from __future__ import annotations
 
@@ -148,6 +148,9 @@ class LoopModels:
     def __init__(self, scopes: list[Scope], roles: Roles) -> None:
         self._scopes = scopes
         self.roles = roles
+        # For events of other project files: the call in this file through which the first
+        # loop that reaches them does so (where a finding about them is reported).
+        self.foreign_sites: dict[int, Event] = {}
 
     @cached_property
     def all(self) -> list[LoopModel]:
@@ -240,6 +243,8 @@ class LoopModels:
         loop: LoopFrame,
     ) -> None:
         kind = event.kind
+        if event.scope.source is not None:
+            self.foreign_sites.setdefault(id(event.node), site)
         if kind is Kind.MAYBE_STEP:
             role = self.roles.role(receiver, loop.scope)
             if role == "optimizer":

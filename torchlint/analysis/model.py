@@ -9,9 +9,14 @@ exception handlers.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from torchlint.project.project import SourceRef
 
 
 class Kind(enum.Enum):
@@ -123,9 +128,12 @@ class Event:
     value: cst.BaseExpression | None = None  # ACCUMULATE: what is added
     # ACCUMULATE: the enclosing loops in whose iteration the total was (re)set before this.
     reset_in: tuple[LoopFrame, ...] = ()
-    # CALL: the resolved callee (after the module is read) and how arguments bind to parameters
-    callee: Scope | None = None
-    callee_ref: tuple[str, ...] = ()  # ("name", f) | ("method", receiver, m) | ("super", m)
+    # CALL: the callee defined in this module (after the module is read), or one in another
+    # project file (found when first asked), and how arguments bind to parameters.
+    local_callee: Scope | None = None
+    external: ExternalCallee | None = None
+    # ("name", f) | ("method", receiver, m) | ("super", m) | ("qualified", q) | ("project", q)
+    callee_ref: tuple[str, ...] = ()
     arg_texts: tuple[str, ...] = ()
     kwarg_texts: tuple[tuple[str, str], ...] = ()
     tensor_params: frozenset[str] = frozenset()  # filled on resolution: params bound to tensors
@@ -134,6 +142,35 @@ class Event:
     @property
     def loops(self) -> tuple[LoopFrame, ...]:
         return tuple(f for f in self.path if isinstance(f, LoopFrame))
+
+    @property
+    def callee(self) -> Scope | None:
+        """The function or method this call runs, in this module or another project file."""
+        if self.local_callee is not None:
+            return self.local_callee
+        if self.external is not None:
+            return self.external.scope()
+        return None
+
+
+class ExternalCallee:
+    """A call into another project file, resolved when first asked (loading that file then) and
+    again after the project changes (`generation` moves on)."""
+
+    __slots__ = ("_current", "_find", "_generation", "_scope")
+
+    def __init__(self, find: Callable[[], Scope | None], generation: Callable[[], int]) -> None:
+        self._find = find
+        self._generation = generation
+        self._current = -1
+        self._scope: Scope | None = None
+
+    def scope(self) -> Scope | None:
+        generation = self._generation()
+        if generation != self._current:
+            self._current = generation
+            self._scope = self._find()
+        return self._scope
 
 
 @dataclass(eq=False)
@@ -157,6 +194,8 @@ class Scope:
     returns: list[str | None] = field(default_factory=list)
     # For each `return Constructor(...)`: the constructed role (`tensor-dataset`), else None.
     returned_roles: list[str | None] = field(default_factory=list)
+    # Set on the scopes of another project file collected for its callers (None: this file).
+    source: SourceRef | None = None
 
     @property
     def returns_softmax(self) -> str | None:

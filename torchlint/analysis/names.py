@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -127,8 +128,10 @@ def looks_like_model(text: str) -> bool:
 class ImportTable:
     """Local names bound by imports, mapped to the qualified names they stand for."""
 
-    def __init__(self) -> None:
+    def __init__(self, relative: Callable[[int, str | None], str | None] | None = None) -> None:
         self.aliases: dict[str, str] = {}
+        # Makes `from ..data import x` absolute (None: relative imports are not read).
+        self._relative = relative
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -142,10 +145,14 @@ class ImportTable:
                 self.aliases[head] = head
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
+        if isinstance(node.names, cst.ImportStar):
             return
-        module = dotted(node.module)
-        if module is None or isinstance(node.names, cst.ImportStar):
+        module = dotted(node.module) if node.module is not None else None
+        if node.relative:
+            if self._relative is None:
+                return
+            module = self._relative(len(node.relative), module)
+        if module is None:
             return
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):

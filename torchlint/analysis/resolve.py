@@ -3,13 +3,20 @@ into functions and methods defined in the module."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
 from torchlint.analysis.collect import ModuleFacts
-from torchlint.analysis.model import ClassInfo, Event, Kind, Scope
+from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope
 from torchlint.analysis.names import (
     looks_like_optimizer,
     looks_like_scaler,
     looks_like_scheduler,
 )
+
+if TYPE_CHECKING:
+    from torchlint.project.project import FileContext
 
 
 class Roles:
@@ -59,17 +66,81 @@ class Roles:
         return None
 
 
-def resolve(facts: ModuleFacts) -> Roles:
+def resolve(facts: ModuleFacts, project: FileContext | None = None) -> Roles:
     roles = Roles(facts)
     for scope in facts.scopes:
         for event in scope.events:
             if event.kind is Kind.MAYBE_STEP:
                 _classify_step(event, roles)
             elif event.kind is Kind.CALL:
-                event.callee = _resolve_call(event, facts, roles)
-                if event.callee is not None:
-                    event.tensor_params = _tensor_params(event, event.callee)
+                event.local_callee = _resolve_call(event, facts, roles)
+                if event.local_callee is not None:
+                    event.tensor_params = _tensor_params(event, event.local_callee)
+                elif project is not None:
+                    event.external = _external_callee(event, facts, project)
     return roles
+
+
+def _external_callee(
+    event: Event, facts: ModuleFacts, project: FileContext
+) -> ExternalCallee | None:
+    """A call that runs a function or method of another project file: `evaluate(...)` after
+    `from engine import evaluate`, `trainer.step(...)` on an imported class's instance, or an
+    inherited method of a class whose base another file defines."""
+    ref = event.callee_ref
+    find: Callable[[], Scope | None] | None = None
+    if ref[0] == "project":
+        qualified = ref[1]
+        find = partial(project.function_scope, qualified)
+    elif ref[0] in ("method", "super"):
+        method = ref[-1]
+        receiver = ref[1] if ref[0] == "method" else "self"
+        classes: list[str] = []
+        if receiver == "self":
+            classes = _foreign_bases(facts, facts.classes.get(event.scope.class_name or ""))
+        else:
+            classes = [
+                obj.qualname
+                for obj in facts.constructed
+                if obj.role == "instance" and obj.target == receiver and "." in obj.qualname
+            ][-1:]
+        if classes:
+            find = partial(_first_method, project, tuple(classes), method)
+    if find is None:
+        return None
+
+    def found() -> Scope | None:
+        assert find is not None
+        scope = find()
+        if scope is not None:
+            event.tensor_params = _tensor_params(event, scope)
+        return scope
+
+    return ExternalCallee(found, project.project.generation)
+
+
+def _foreign_bases(facts: ModuleFacts, cls: ClassInfo | None, depth: int = 0) -> list[str]:
+    """The qualified names of the bases (of `cls` and its local bases) that are imported."""
+    if cls is None or depth > 4:
+        return []
+    found: list[str] = []
+    for base in cls.bases:
+        if base in facts.classes:
+            found.extend(_foreign_bases(facts, facts.classes[base], depth + 1))
+            continue
+        head, _, rest = base.partition(".")
+        target = facts.imports.aliases.get(head)
+        if target is not None:
+            found.append(f"{target}.{rest}" if rest else target)
+    return found
+
+
+def _first_method(project: FileContext, classes: tuple[str, ...], method: str) -> Scope | None:
+    for qualified in classes:
+        scope = project.method_scope(qualified, method)
+        if scope is not None:
+            return scope
+    return None
 
 
 def _classify_step(event: Event, roles: Roles) -> None:

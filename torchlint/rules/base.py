@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
@@ -15,6 +15,9 @@ from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
+
+if TYPE_CHECKING:
+    from torchlint.project.project import LoadedModule, Project
 
 
 class Rule:
@@ -58,7 +61,10 @@ class RuleContext:
     findings: list[Finding] = field(default_factory=list)
     # Derived facts several rules share (computed by the first rule that needs them).
     memo: dict[str, object] = field(default_factory=dict)
+    # The project the file belongs to (None: the file is analysed on its own).
+    project: Project | None = None
     _rule: type[Rule] | None = None
+    _foreign_edits: set[int] = field(default_factory=set)
 
     def report(
         self,
@@ -67,8 +73,31 @@ class RuleContext:
         fix: Fix | None = None,
         related: Iterable[tuple[str, Location]] = (),
     ) -> None:
+        """Report at `node`. A node of another project file (an event a loop reaches through a
+        call) is reported at that call in this file, and the message says where it lives."""
         assert self._rule is not None
+        owner = self.owner_of(node)
+        if owner is not None:
+            site = self.loops.foreign_sites.get(id(node))
+            if site is None:
+                return  # nothing in this file leads there
+            where = f"{owner.ref.display}:{owner.positions.row(node)}"
+            if where not in message:
+                message = f"{message} (`{owner.positions.text(node)}` is at {where})"
+            node, fix = site.node, None
+        if fix is not None and any(id(edit) in self._foreign_edits for edit in fix.edits):
+            fix = None  # an edit for another file's text must never be applied to this one
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
+
+    def owner_of(self, node: cst.CSTNode) -> LoadedModule | None:
+        """The other project file `node` belongs to, or None for this file's nodes."""
+        if self.project is None or not self.project.in_use or id(node) in self.facts.anchors:
+            return None
+        return self.project.owner_of(id(node))
+
+    def _positions_of(self, node: cst.CSTNode) -> PositionIndex:
+        owner = self.owner_of(node)
+        return owner.positions if owner is not None else self.positions
 
     # --- helpers for messages and fixes ------------------------------------------------
 
@@ -91,19 +120,30 @@ class RuleContext:
         return links
 
     def line_of(self, node: cst.CSTNode) -> int:
-        return self.positions.row(node)
+        """The line of `node` in its own file (this one, or another project file)."""
+        return self._positions_of(node).row(node)
 
     def text(self, node: cst.CSTNode) -> str:
-        return self.positions.text(node)
+        return self._positions_of(node).text(node)
 
     def where(self, event: IterEvent) -> str:
-        """' (in `evaluate()`, line 41)' when the event is reached through a call, else ''."""
+        """' (in `evaluate()`, line 41)' when the event is reached through a call, or
+        ' (in `evaluate()` at engine.py:41)' when that call leads into another file; else ''."""
         callee = event.event.scope
         if event.via_call is None:
             return ""
-        return f" (in {callee.display_name}, line {self.line_of(event.event.node)})"
+        row = self.line_of(event.event.node)
+        if callee.source is not None:
+            return f" (in {callee.display_name} at {callee.source.display}:{row})"
+        return f" (in {callee.display_name}, line {row})"
 
     def replace(self, node: cst.CSTNode, content: str) -> Edit:
+        owner = self.owner_of(node)
+        if owner is not None:
+            span = owner.positions.span(node)
+            edit = Edit(content, span.start, span.end)
+            self._foreign_edits.add(id(edit))
+            return edit
         span = self.positions.span(node)
         return Edit(content, span.start, span.end)
 

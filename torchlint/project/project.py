@@ -1,0 +1,333 @@
+"""The project a file belongs to, as the analysis sees it: which qualified names are project
+functions and classes, and the collected facts of the files that loops call into.
+
+Everything is keyed by the file's content hash, so a file is read by `ast` (exports) and by
+libcst (facts) at most once per content per process, and an edit to `engine.py` makes exactly
+the files that used it look again. Each analysis records the files it consulted
+(`Project.begin()` / `Project.consulted`), which is what the results cache keys on."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from torchlint.project.exports import ModuleExports, read_exports, resolve_relative
+from torchlint.project.layout import ProjectLayout
+
+if TYPE_CHECKING:
+    from torchlint.analysis.collect import ModuleFacts
+    from torchlint.analysis.model import Scope
+    from torchlint.analysis.positions import PositionIndex
+
+Reader = Callable[[Path], bytes | None]
+
+# Re-exports followed (`pkg/__init__.py` importing from `pkg.engine`) before giving up.
+MAX_REEXPORTS = 4
+# Collected files kept per process. A few hundred kB of source each at most: their trees are
+# what the loops of the files being checked call into.
+MAX_LOADED = 48
+# Files larger than this are never collected as dependencies (they are still checked).
+MAX_DEPENDENCY_BYTES = 2_000_000
+
+
+def read_file(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(MAX_DEPENDENCY_BYTES + 1)
+    except OSError:
+        return None
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where a scope collected from another project file lives."""
+
+    path: Path
+    display: str  # relative to the project root: `pkg/engine.py`
+    module: str
+
+
+@dataclass(eq=False)
+class LoadedModule:
+    ref: SourceRef
+    digest: str
+    facts: ModuleFacts
+    positions: PositionIndex
+
+    def owns(self, node_id: int) -> bool:
+        return node_id in self.facts.anchors
+
+    def function(self, name: str) -> Scope | None:
+        return self.facts.functions.get(name)
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A project function or class, found by its qualified name."""
+
+    path: Path
+    module: str
+    name: str  # in its module
+    is_class: bool
+
+
+class FileContext:
+    """What collecting and resolving one file asks of the project."""
+
+    def __init__(self, project: Project, path: Path) -> None:
+        self.project = project
+        self.path = path
+        layout = project.layout
+        self.module = layout.module_name(path)
+        if self.module is None:
+            self.package: str | None = None
+        elif layout.is_package(path):
+            self.package = self.module
+        else:
+            self.package = self.module.rpartition(".")[0]
+        self.search = layout.search_path(path)
+        self.names = project.top_level_names(self.search)
+
+    def relative(self, level: int, module: str | None) -> str | None:
+        # A script outside any package still resolves `from . import x` against its folder.
+        package = self.package if self.package is not None else ""
+        if self.module is None:
+            return None
+        return resolve_relative(package, level, module)
+
+    def is_project(self, qualified: str) -> bool:
+        return qualified.split(".", 1)[0] in self.names
+
+    def symbol(self, qualified: str) -> Symbol | None:
+        if not self.is_project(qualified):
+            return None
+        return self.project.symbol(qualified, self.search)
+
+    def class_methods(self, qualified: str) -> frozenset[str] | None:
+        """The methods of a project class (its own and its project bases'), or None."""
+        symbol = self.symbol(qualified)
+        if symbol is None or not symbol.is_class:
+            return None
+        return self.project.all_methods(symbol)
+
+    def function_scope(self, qualified: str) -> Scope | None:
+        symbol = self.symbol(qualified)
+        if symbol is None or symbol.is_class:
+            return None
+        loaded = self.project.load(symbol.path)
+        return loaded.function(symbol.name) if loaded is not None else None
+
+    def method_scope(self, class_qualified: str, method: str) -> Scope | None:
+        symbol = self.symbol(class_qualified)
+        if symbol is None or not symbol.is_class:
+            return None
+        return self.project.method(symbol, method)
+
+
+class Project:
+    """One project's modules, for any number of analyses (per process, or per language server)."""
+
+    def __init__(self, layout: ProjectLayout, reader: Reader = read_file) -> None:
+        self.layout = layout
+        self.reader = reader
+        self._data: dict[Path, tuple[bytes, str] | None] = {}  # this round's reads
+        self._exports: dict[tuple[Path, str], ModuleExports] = {}
+        self._loaded: OrderedDict[tuple[Path, str], LoadedModule] = OrderedDict()
+        self._names: dict[tuple[Path, ...], frozenset[str]] = {}
+        self._loading: set[Path] = set()
+        self.consulted: dict[Path, str] = {}  # path -> content hash, since `begin()`
+        self.in_use: list[LoadedModule] = []  # the collected files this analysis used
+        self._generation = 0
+
+    def generation(self) -> int:
+        """Moves on whenever files may have changed: cross-file calls are looked up again."""
+        return self._generation
+
+    # --- rounds ---------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        """Start one analysis: files are read again (they may have changed since)."""
+        self._data.clear()
+        self._names.clear()
+        self.consulted = {}
+        self.in_use = []
+        self._generation += 1
+
+    def forget(self, path: Path) -> None:
+        """A file changed or closed (the language server): read it again next time."""
+        self._data.pop(path, None)
+        self._names.clear()
+        self._generation += 1
+
+    def context(self, path: Path) -> FileContext:
+        return FileContext(self, Path(os.path.abspath(path)))
+
+    # --- reading --------------------------------------------------------------------------
+
+    def source(self, path: Path) -> tuple[bytes, str] | None:
+        if path not in self._data:
+            data = self.reader(path)
+            if data is None or len(data) > MAX_DEPENDENCY_BYTES:
+                self._data[path] = None
+            else:
+                self._data[path] = (data, content_hash(data))
+        found = self._data[path]
+        if found is not None:
+            self.consulted[path] = found[1]
+        return found
+
+    def top_level_names(self, search: tuple[Path, ...]) -> frozenset[str]:
+        if search not in self._names:
+            self._names[search] = self.layout.top_level_names(search)
+        return self._names[search]
+
+    def exports(self, path: Path) -> ModuleExports | None:
+        source = self.source(path)
+        if source is None:
+            return None
+        data, digest = source
+        key = (path, digest)
+        if key not in self._exports:
+            module = self.layout.module_name(path) or path.stem
+            package = module if self.layout.is_package(path) else module.rpartition(".")[0]
+            text = data.decode("utf-8", errors="replace")
+            if len(self._exports) > 4096:
+                self._exports.clear()
+            self._exports[key] = read_exports(text, module, package)
+        return self._exports[key]
+
+    # --- names ----------------------------------------------------------------------------
+
+    def symbol(self, qualified: str, search: tuple[Path, ...], hops: int = 0) -> Symbol | None:
+        """`engine.evaluate` -> the function `evaluate` of `<root>/engine.py`, following
+        re-exports (`from .engine import evaluate` in a package's `__init__.py`)."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module, rest = ".".join(parts[:cut]), parts[cut:]
+            path = self.layout.find_module(module, search)
+            if path is None:
+                continue
+            if len(rest) != 1:
+                return None  # `pkg.Class.method` or a submodule we did not find
+            exports = self.exports(path)
+            if exports is None:
+                return None
+            name = rest[0]
+            if name in exports.functions or name in exports.classes:
+                return Symbol(path, module, name, name in exports.classes)
+            target = exports.aliases.get(name)
+            if target is not None and hops < MAX_REEXPORTS:
+                return self.symbol(target, self.layout.source_roots, hops + 1)
+            return None
+        return None
+
+    def all_methods(self, symbol: Symbol, depth: int = 0) -> frozenset[str]:
+        exports = self.exports(symbol.path)
+        if exports is None or symbol.name not in exports.classes:
+            return frozenset()
+        cls = exports.classes[symbol.name]
+        methods = set(cls.methods)
+        if depth < MAX_REEXPORTS:
+            for base in cls.bases:
+                found = self._base_symbol(symbol, base)
+                if found is not None:
+                    methods |= self.all_methods(found, depth + 1)
+        return frozenset(methods)
+
+    def _base_symbol(self, symbol: Symbol, base: str) -> Symbol | None:
+        exports = self.exports(symbol.path)
+        if exports is not None and base in exports.classes:
+            return Symbol(symbol.path, symbol.module, base, True)
+        if "." not in base and exports is not None and base not in exports.aliases:
+            return None
+        found = self.symbol(base, self.layout.search_path(symbol.path))
+        return found if found is not None and found.is_class else None
+
+    def method(self, symbol: Symbol, name: str, depth: int = 0) -> Scope | None:
+        loaded = self.load(symbol.path)
+        if loaded is None:
+            return None
+        cls = loaded.facts.classes.get(symbol.name)
+        if cls is None:
+            return None
+        if name in cls.methods:
+            return cls.methods[name]
+        if depth >= MAX_REEXPORTS:
+            return None
+        for base in cls.bases:
+            found = self._base_symbol(symbol, loaded.facts.imports.aliases.get(base, base))
+            if found is None and base in loaded.facts.classes:
+                found = Symbol(symbol.path, symbol.module, base, True)
+            if found is not None:
+                scope = self.method(found, name, depth + 1)
+                if scope is not None:
+                    return scope
+        return None
+
+    # --- collected facts ------------------------------------------------------------------
+
+    def load(self, path: Path) -> LoadedModule | None:
+        """The collected facts of a project file (parsed once per content, kept while used)."""
+        source = self.source(path)
+        if source is None or path in self._loading:
+            return None
+        data, digest = source
+        key = (path, digest)
+        loaded = self._loaded.get(key)
+        if loaded is None:
+            self._loading.add(path)
+            try:
+                loaded = self._collect(path, data, digest)
+            finally:
+                self._loading.discard(path)
+            if loaded is None:
+                return None
+            self._loaded[key] = loaded
+            while len(self._loaded) > MAX_LOADED:
+                self._loaded.popitem(last=False)
+        else:
+            self._loaded.move_to_end(key)
+        if loaded not in self.in_use:
+            self.in_use.append(loaded)
+        return loaded
+
+    def _collect(self, path: Path, data: bytes, digest: str) -> LoadedModule | None:
+        from torchlint.analysis.collect import collect
+        from torchlint.analysis.positions import PositionIndex
+        from torchlint.analysis.resolve import resolve
+        from torchlint.analysis.source import ParseFailure, decode_source, parse_source
+
+        try:
+            parsed = parse_source(decode_source(data))
+            if isinstance(parsed, ParseFailure):
+                return None
+            context = self.context(path)
+            facts = collect(parsed, context)
+            ref = SourceRef(path, self.display(path), context.module or path.stem)
+            for scope in facts.scopes:
+                scope.source = ref
+            resolve(facts, context)
+        except Exception:  # a dependency we cannot read is a call we cannot see into
+            return None
+        return LoadedModule(ref, digest, facts, PositionIndex(parsed, facts.anchors))
+
+    def display(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.layout.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def owner_of(self, node_id: int) -> LoadedModule | None:
+        for loaded in self.in_use:
+            if loaded.owns(node_id):
+                return loaded
+        return None
