@@ -153,7 +153,14 @@ def _analyze(
     loops = LoopModels(facts.scopes, roles)
     positions = PositionIndex(parsed, facts.anchors)
     ctx = RuleContext(
-        facts, roles, loops, positions, filename, selection.target_torch, project=project
+        facts,
+        roles,
+        loops,
+        positions,
+        filename,
+        selection.target_torch,
+        project=project,
+        file_context=context,
     )
     for rule in rules:
         if rule is SyntaxErrorRule:

@@ -630,6 +630,11 @@ class _Collector:
                 role = constructor_role(inner or "")
                 role = role if role in ("softmax", "log_softmax") else None
             if role is None:
+                if self.is_project_class(call.func, qual):
+                    self.instances[target] = qual  # dotted: a class of another project file
+                    self.facts.constructed.append(
+                        ConstructedObject("instance", target, qual, call, self.scope)
+                    )
                 return
             enabled: bool | None = True
             for arg in call.args:
@@ -662,11 +667,6 @@ class _Collector:
             self.instances[target] = call.func.value
             self.facts.constructed.append(
                 ConstructedObject("instance", target, call.func.value, call, self.scope)
-            )
-        elif qual is not None and self.is_project_class(call.func, qual):
-            self.instances[target] = qual  # dotted: a class of another project file
-            self.facts.constructed.append(
-                ConstructedObject("instance", target, qual, call, self.scope)
             )
 
     def accumulation(self, node: cst.CSTNode, target: str, value: cst.BaseExpression) -> None:

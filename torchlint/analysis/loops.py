@@ -150,7 +150,7 @@ class LoopModels:
         self.roles = roles
         # For events of other project files: the call in this file through which the first
         # loop that reaches them does so (where a finding about them is reported).
-        self.foreign_sites: dict[int, Event] = {}
+        self.foreign_sites: dict[int, tuple[Event, Event]] = {}  # node id -> (site, event)
 
     @cached_property
     def all(self) -> list[LoopModel]:
@@ -244,7 +244,7 @@ class LoopModels:
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
-            self.foreign_sites.setdefault(id(event.node), site)
+            self.foreign_sites.setdefault(id(event.node), (site, event))
         if kind is Kind.MAYBE_STEP:
             role = self.roles.role(receiver, loop.scope)
             if role == "optimizer":

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchlint.project.callers import CallRecord, python_files, read_calls
 from torchlint.project.exports import ModuleExports, read_exports, resolve_relative
 from torchlint.project.layout import ProjectLayout
 
@@ -144,6 +145,8 @@ class Project:
         self._loaded: OrderedDict[tuple[Path, str], LoadedModule] = OrderedDict()
         self._names: dict[tuple[Path, ...], frozenset[str]] = {}
         self._loading: set[Path] = set()
+        self._files: list[Path] | None = None
+        self._calls: dict[tuple[Path, str], list[CallRecord]] = {}
         self.consulted: dict[Path, str] = {}  # path -> content hash, since `begin()`
         self.in_use: list[LoadedModule] = []  # the collected files this analysis used
         self._generation = 0
@@ -158,6 +161,7 @@ class Project:
         """Start one analysis: files are read again (they may have changed since)."""
         self._data.clear()
         self._names.clear()
+        self._files = None
         self.consulted = {}
         self.in_use = []
         self._generation += 1
@@ -204,6 +208,27 @@ class Project:
                 self._exports.clear()
             self._exports[key] = read_exports(text, module, package)
         return self._exports[key]
+
+    def python_files(self) -> list[Path]:
+        """The project's Python files (listed once per round)."""
+        if self._files is None:
+            self._files = list(python_files(self.layout.root))
+        return self._files
+
+    def calls(self, path: Path) -> list[CallRecord]:
+        """The calls of imported names in a project file (for `callers_elsewhere`)."""
+        source = self.source(path)
+        exports = self.exports(path)
+        if source is None or exports is None:
+            return []
+        key = (path, source[1])
+        if key not in self._calls:
+            if len(self._calls) > 4096:
+                self._calls.clear()
+            text = source[0].decode("utf-8", errors="replace")
+            defined = exports.functions | frozenset(exports.classes)
+            self._calls[key] = read_calls(text, exports.aliases, defined)
+        return self._calls[key]
 
     # --- names ----------------------------------------------------------------------------
 

@@ -11,13 +11,14 @@ import libcst as cst
 from torchlint.analysis.collect import ModuleFacts
 from torchlint.analysis.links import ObjectLinks
 from torchlint.analysis.loops import IterEvent, LoopModel, LoopModels
+from torchlint.analysis.model import Scope
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import Roles
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
 
 if TYPE_CHECKING:
-    from torchlint.project.project import LoadedModule, Project
+    from torchlint.project.project import FileContext, LoadedModule, Project
 
 
 class Rule:
@@ -63,6 +64,7 @@ class RuleContext:
     memo: dict[str, object] = field(default_factory=dict)
     # The project the file belongs to (None: the file is analysed on its own).
     project: Project | None = None
+    file_context: FileContext | None = None  # this file's place in the project
     _rule: type[Rule] | None = None
     _foreign_edits: set[int] = field(default_factory=set)
 
@@ -78,12 +80,14 @@ class RuleContext:
         assert self._rule is not None
         owner = self.owner_of(node)
         if owner is not None:
-            site = self.loops.foreign_sites.get(id(node))
-            if site is None:
+            reached = self.loops.foreign_sites.get(id(node))
+            if reached is None:
                 return  # nothing in this file leads there
+            site, event = reached
             where = f"{owner.ref.display}:{owner.positions.row(node)}"
             if where not in message:
-                message = f"{message} (`{owner.positions.text(node)}` is at {where})"
+                text = owner.positions.text(node)
+                message = f"{message} (`{text}` runs in {event.scope.display_name} at {where})"
             node, fix = site.node, None
         if fix is not None and any(id(edit) in self._foreign_edits for edit in fix.edits):
             fix = None  # an edit for another file's text must never be applied to this one
@@ -94,6 +98,15 @@ class RuleContext:
         if self.project is None or not self.project.in_use or id(node) in self.facts.anchors:
             return None
         return self.project.owner_of(id(node))
+
+    def foreign_row(self, scope: Scope, node: cst.CSTNode) -> str | None:
+        """`pkg/models.py:12` for a node of a scope another project file defines, else None."""
+        if scope.source is None or self.project is None:
+            return None
+        for loaded in self.project.in_use:
+            if loaded.ref is scope.source or loaded.ref.path == scope.source.path:
+                return f"{loaded.ref.display}:{loaded.positions.row(node)}"
+        return None
 
     def _positions_of(self, node: cst.CSTNode) -> PositionIndex:
         owner = self.owner_of(node)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import libcst as cst
 
 from torchlint.analysis.loops import LoopModel, same_object
 from torchlint.analysis.model import Kind, Scope, WithKind
 from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
 from torchlint.diagnostics import Edit, Fix, Location, Severity
+from torchlint.project.callers import callers_elsewhere
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name
 
@@ -42,7 +46,7 @@ class EvalWithoutNoGrad(Rule):
                 ),
                 None,
             )
-            if forward is None or called_only_without_grad(model.loop.scope, ctx.links.callers):
+            if forward is None or self._callers_disable_grad(ctx, model.loop.scope):
                 continue  # `with torch.no_grad(): evaluate(model, loader)` at every call site
             function = model.loop.scope
             torch, _ = torch_name(ctx)
@@ -55,6 +59,23 @@ class EvalWithoutNoGrad(Rule):
                 f"`with {torch}.no_grad():`{where}.",
                 fix=self._fix(ctx, function),
             )
+
+    def _callers_disable_grad(self, ctx: RuleContext, function: Scope) -> bool:
+        """Every call of `function`, in this file and in the project's other files, runs with
+        gradients off, and there is at least one."""
+        if called_only_without_grad(function, ctx.links.callers):
+            return True
+        if ctx.project is None or function.is_module or function.parent is None:
+            return False
+        if not function.parent.is_module:
+            return False  # methods and nested functions: their callers are not found by name
+        callers = ctx.links.callers
+        for site in callers.get(id(function), []):
+            if not (grad_disabled(site.path) or called_only_without_grad(site.scope, callers, 1)):
+                return False
+        path = Path(os.path.abspath(ctx.filename))
+        elsewhere = callers_elsewhere(ctx.project, path, function.name)
+        return bool(elsewhere) and all(site.without_grad for site in elsewhere)
 
     def _models_in_eval(self, model: LoopModel) -> list[str]:
         """Receivers of `.eval()` that are still in eval mode when the loop runs them."""

@@ -27,7 +27,8 @@ class MissingZeroGrad(Rule):
             ctx.report(
                 backward.event.node,
                 f"Gradients are never cleared in the {model.loop.label}, so each "
-                f"`{ctx.text(step.event.node)}` applies the sum of all previous iterations' "
+                f"`{ctx.text(step.event.node)}`{ctx.where(step)} applies the sum of all "
+                "previous iterations' "
                 f"gradients; call `{optimizer}.zero_grad()` before "
                 f"`{ctx.text(backward.event.node)}`.",
             )

@@ -47,10 +47,18 @@ class SoftmaxIntoCrossEntropy(Rule):
         for obj in ctx.links.resolve(item.producer, item.scope):
             if obj.role in ("softmax", "log_softmax"):
                 return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
-            cls = ctx.facts.classes.get(obj.qualname) if obj.role == "instance" else None
+            if obj.role != "instance":
+                continue
+            cls = ctx.facts.classes.get(obj.qualname)
             forward = cls.methods.get("forward") if cls else None
+            if forward is None and ctx.file_context is not None and "." in obj.qualname:
+                forward = ctx.file_context.method_scope(obj.qualname, "forward")
             if forward is not None and forward.returns_softmax:
-                return forward.returns_softmax, f" (`{obj.qualname}.forward` returns one)"
+                name = obj.qualname.rsplit(".", 1)[-1]
+                where = ctx.foreign_row(forward, forward.node)
+                if where is not None:
+                    return forward.returns_softmax, f" (`{name}.forward` at {where} returns one)"
+                return forward.returns_softmax, f" (`{name}.forward` returns one)"
         return None, ""
 
     def _is_cross_entropy(self, ctx: RuleContext, item: CrossEntropyInput) -> bool:
