@@ -4,8 +4,10 @@ receivers renamed into the loop's own terms through the arguments of each call."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+
+import libcst as cst
 
 from torchlint.analysis.model import (
     CallFrame,
@@ -148,9 +150,11 @@ class LoopModels:
     def __init__(self, scopes: list[Scope], roles: Roles) -> None:
         self._scopes = scopes
         self.roles = roles
-        # For events of other project files: the call in this file through which the first
-        # loop that reaches them does so (where a finding about them is reported).
-        self.foreign_sites: dict[int, tuple[Event, Event]] = {}  # node id -> (site, event)
+        # Events of other project files enter a loop's model as copies whose node is a shallow
+        # copy of theirs (one per time they are reached), so that a finding about one is
+        # reported at the call in this file through which that loop reaches it:
+        # id(copied node) -> (the original node, the call in this file, the original event).
+        self.foreign_nodes: dict[int, tuple[cst.CSTNode, Event, Event]] = {}
 
     @cached_property
     def all(self) -> list[LoopModel]:
@@ -244,7 +248,9 @@ class LoopModels:
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
-            self.foreign_sites.setdefault(id(event.node), (site, event))
+            original = event
+            event = replace(event, node=event.node.with_changes())
+            self.foreign_nodes[id(event.node)] = (original.node, site, original)
         if kind is Kind.MAYBE_STEP:
             role = self.roles.role(receiver, loop.scope)
             if role == "optimizer":

@@ -146,6 +146,7 @@ class Project:
         self._names: dict[tuple[Path, ...], frozenset[str]] = {}
         self._loading: set[Path] = set()
         self._files: list[Path] | None = None
+        self._symbols: dict[tuple[str, tuple[Path, ...]], Symbol | None] = {}  # this round's
         self._calls: dict[tuple[Path, str], list[CallRecord]] = {}
         self.consulted: dict[Path, str] = {}  # path -> content hash, since `begin()`
         self.in_use: list[LoadedModule] = []  # the collected files this analysis used
@@ -158,10 +159,10 @@ class Project:
     # --- rounds ---------------------------------------------------------------------------
 
     def begin(self) -> None:
-        """Start one analysis: files are read again (they may have changed since)."""
+        """Start one analysis: files are read again (they may have changed since). The list
+        of the project's files is kept until `forget()`."""
         self._data.clear()
-        self._names.clear()
-        self._files = None
+        self._symbols.clear()
         self.consulted = {}
         self.in_use = []
         self._generation += 1
@@ -170,6 +171,8 @@ class Project:
         """A file changed or closed (the language server): read it again next time."""
         self._data.pop(path, None)
         self._names.clear()
+        self._symbols.clear()
+        self._files = None
         self._generation += 1
 
     def context(self, path: Path) -> FileContext:
@@ -235,6 +238,12 @@ class Project:
     def symbol(self, qualified: str, search: tuple[Path, ...], hops: int = 0) -> Symbol | None:
         """`engine.evaluate` -> the function `evaluate` of `<root>/engine.py`, following
         re-exports (`from .engine import evaluate` in a package's `__init__.py`)."""
+        key = (qualified, search)
+        if key not in self._symbols:
+            self._symbols[key] = self._find_symbol(qualified, search, hops)
+        return self._symbols[key]
+
+    def _find_symbol(self, qualified: str, search: tuple[Path, ...], hops: int) -> Symbol | None:
         parts = qualified.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             module, rest = ".".join(parts[:cut]), parts[cut:]

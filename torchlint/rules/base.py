@@ -78,17 +78,19 @@ class RuleContext:
         """Report at `node`. A node of another project file (an event a loop reaches through a
         call) is reported at that call in this file, and the message says where it lives."""
         assert self._rule is not None
-        owner = self.owner_of(node)
-        if owner is not None:
-            reached = self.loops.foreign_sites.get(id(node))
-            if reached is None:
-                return  # nothing in this file leads there
-            site, event = reached
-            where = f"{owner.ref.display}:{owner.positions.row(node)}"
+        reached = self.loops.foreign_nodes.get(id(node))
+        if reached is not None:
+            original, site, event = reached
+            owner = self.owner_of(original)
+            if owner is None:
+                return
+            where = f"{owner.ref.display}:{owner.positions.row(original)}"
             if where not in message:
-                text = owner.positions.text(node)
+                text = owner.positions.text(original)
                 message = f"{message} (`{text}` runs in {event.scope.display_name} at {where})"
             node, fix = site.node, None
+        elif self.owner_of(node) is not None:
+            return  # a node of another file that no loop of this one reaches
         if fix is not None and any(id(edit) in self._foreign_edits for edit in fix.edits):
             fix = None  # an edit for another file's text must never be applied to this one
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
@@ -99,6 +101,15 @@ class RuleContext:
             return None
         return self.project.owner_of(id(node))
 
+    def _located(self, node: cst.CSTNode) -> tuple[PositionIndex, cst.CSTNode, bool]:
+        """Where to look `node` up: its file's positions, the node itself (the original, for a
+        copy made by the loop model), and whether it is another file's."""
+        reached = self.loops.foreign_nodes.get(id(node))
+        if reached is not None:
+            node = reached[0]
+        owner = self.owner_of(node)
+        return (owner.positions if owner is not None else self.positions), node, owner is not None
+
     def foreign_row(self, scope: Scope, node: cst.CSTNode) -> str | None:
         """`pkg/models.py:12` for a node of a scope another project file defines, else None."""
         if scope.source is None or self.project is None:
@@ -107,10 +118,6 @@ class RuleContext:
             if loaded.ref is scope.source or loaded.ref.path == scope.source.path:
                 return f"{loaded.ref.display}:{loaded.positions.row(node)}"
         return None
-
-    def _positions_of(self, node: cst.CSTNode) -> PositionIndex:
-        owner = self.owner_of(node)
-        return owner.positions if owner is not None else self.positions
 
     # --- helpers for messages and fixes ------------------------------------------------
 
@@ -134,10 +141,12 @@ class RuleContext:
 
     def line_of(self, node: cst.CSTNode) -> int:
         """The line of `node` in its own file (this one, or another project file)."""
-        return self._positions_of(node).row(node)
+        positions, node, _ = self._located(node)
+        return positions.row(node)
 
     def text(self, node: cst.CSTNode) -> str:
-        return self._positions_of(node).text(node)
+        positions, node, _ = self._located(node)
+        return positions.text(node)
 
     def where(self, event: IterEvent) -> str:
         """' (in `evaluate()`, line 41)' when the event is reached through a call, or
@@ -151,14 +160,12 @@ class RuleContext:
         return f" (in {callee.display_name}, line {row})"
 
     def replace(self, node: cst.CSTNode, content: str) -> Edit:
-        owner = self.owner_of(node)
-        if owner is not None:
-            span = owner.positions.span(node)
-            edit = Edit(content, span.start, span.end)
+        positions, node, foreign = self._located(node)
+        span = positions.span(node)
+        edit = Edit(content, span.start, span.end)
+        if foreign:
             self._foreign_edits.add(id(edit))
-            return edit
-        span = self.positions.span(node)
-        return Edit(content, span.start, span.end)
+        return edit
 
     def insert_at(self, location: Location, content: str) -> Edit:
         return Edit(content, location, location)

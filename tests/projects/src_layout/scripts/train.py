@@ -39,3 +39,13 @@ def logits_into_cross_entropy(loader):
         loss = F.cross_entropy(model(x), y)
         loss.backward()
         optimizer.step()
+
+
+class EpochTrainer(Trainer):
+    def fit(self, loader):
+        for batch in loader:
+            self.train_step(batch)  # project: TL102
+
+    def fit_clean(self, loader):
+        for batch in loader:
+            self.clean_step(batch)
