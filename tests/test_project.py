@@ -213,3 +213,15 @@ def test_exports_follow_imports_and_later_definitions() -> None:
     assert exports.classes["T"].methods == {"fit", "go"}
     assert exports.classes["T"].bases == ("torch.nn.Module",)
     assert read_exports("def (:", "m", "").functions == frozenset()
+
+
+def test_the_two_file_example_shows_its_cross_file_leak() -> None:
+    folder = Path(__file__).parent.parent / "examples" / "two_files"
+    project = Project(ProjectLayout.for_file(folder / "train.py"))
+    train = _analyze(folder / "train.py", project)
+    assert [(d.code, d.location.row, d.location.column) for d in train.diagnostics] == [
+        ("TL105", 26, 20)
+    ]
+    assert "examples/two_files/engine.py:18" in train.diagnostics[0].message
+    assert _analyze(folder / "engine.py", project).diagnostics == []
+    assert _analyze(folder / "train.py", None).diagnostics == []
