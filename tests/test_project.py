@@ -8,11 +8,16 @@ so each fixture is both must-fire and must-not-fire."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
+import tempfile
+import warnings
 from pathlib import Path
 
+import hypothesmith
 import pytest
+from hypothesis import given
 
 from torchlint.engine import analyze_source
 from torchlint.project.exports import read_exports, resolve_relative
@@ -225,3 +230,41 @@ def test_the_two_file_example_shows_its_cross_file_leak() -> None:
     assert "examples/two_files/engine.py:18" in train.diagnostics[0].message
     assert _analyze(folder / "engine.py", project).diagnostics == []
     assert _analyze(folder / "train.py", None).diagnostics == []
+
+
+_FUZZ_ROOT = Path(tempfile.mkdtemp(prefix="torchlint-project-fuzz-"))
+(_FUZZ_ROOT / "pyproject.toml").write_text("")
+
+
+@given(hypothesmith.from_grammar() | hypothesmith.from_node())
+def test_any_dependency_is_followed_without_raising(source: str) -> None:
+    """Whatever another project file contains, a loop that calls every function and method it
+    defines gets an answer, never a traceback."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `1()` and other legal oddities
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = ast.Module(body=[], type_ignores=[])
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)][:10]
+    classes = {
+        n.name: [m.name for m in n.body if isinstance(m, ast.FunctionDef)][:5]
+        for n in tree.body
+        if isinstance(n, ast.ClassDef)
+    }
+    lines = ["import torch", "import engine", "", "def fit(model, loader, optimizer):"]
+    lines += [f"    obj_{name} = engine.{name}(model)" for name in list(classes)[:5]]
+    lines += ["    for x in loader:", "        loss = model(x).sum()", "        loss.backward()"]
+    lines += [f"        engine.{name}(model, x, optimizer)" for name in functions]
+    for name, methods in list(classes.items())[:5]:
+        lines += [f"        obj_{name}.{method}(x)" for method in methods]
+    train = "\n".join([*lines, "        optimizer.step()", ""])
+    engine = _FUZZ_ROOT / "engine.py"
+    engine.write_bytes(source.encode("utf-8", "surrogatepass"))
+    project = Project(ProjectLayout.at(_FUZZ_ROOT))
+    analysis = analyze_source(train, str(_FUZZ_ROOT / "train.py"), project=project)
+    assert analysis.errors == []
+    if functions or classes:
+        assert engine in analysis.dependencies  # really followed
+    rows = len(train.splitlines())
+    assert all(1 <= d.location.row <= rows for d in analysis.diagnostics)

@@ -6,6 +6,7 @@ import asyncio
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -92,6 +93,9 @@ class DocumentState:
     lenses: tuple[int | None, str, LensTargets] | None = None  # version, text, targets
     closed: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    # The other project files its last analysis read (path -> content hash): a change to one
+    # of them lints it again (`torchlint.lsp.project_index`).
+    dependencies: dict[Path, str] = field(default_factory=dict)
 
     def current_diagnostics(self, version: int | None) -> list[types.Diagnostic] | None:
         """The published diagnostics if they belong to `version`, else None."""

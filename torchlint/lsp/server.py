@@ -26,6 +26,14 @@ How the work is scheduled:
 - *Notebooks.* A notebook document's Python code cells are analysed together as one program
   (`torchlint.lsp.notebooks`), with the same settings, debounce and worker threads; each
   diagnostic is published on its cell's URI. Cells are never linted as standalone documents.
+- *Whole project.* A document with a file path is analysed with its project
+  (`torchlint.lsp.project_index`): calls into other project files are followed, reading open
+  documents from the editor and the rest from disk, through one warm `Project` per project
+  layout, kept for the server's lifetime. Each document remembers which files its last
+  analysis read; when one of them is edited, opened, closed, saved or changes on disk (watched
+  files, when the client lets the server register for them), those documents are linted
+  again, edits after the same pause as their own. Untitled documents and notebooks are
+  analysed alone, and so is any document whose analysis with the project fails.
 - *Failures stay local.* A rule that crashes (`Analysis.errors`) is logged to the client once per
   document and message; the other rules' diagnostics are still published. Nothing is ever
   written to stdout, which carries the protocol.
@@ -47,6 +55,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -55,7 +64,7 @@ from pygls.uris import to_fs_path
 from torchlint import __version__
 from torchlint.analysis.source import parse_source
 from torchlint.config import ConfigError, ConfigResolver
-from torchlint.engine import Analysis, analyze_source
+from torchlint.engine import Analysis, Parser, analyze_source
 from torchlint.fixer import fix_text
 from torchlint.lsp import actions
 from torchlint.lsp.commands import (
@@ -81,6 +90,12 @@ from torchlint.lsp.lenses import (
     targets_of,
 )
 from torchlint.lsp.notebooks import NotebookState, analyse_cells, is_cell_uri, sync_options
+from torchlint.lsp.project_index import (
+    ProjectIndex,
+    ProjectRun,
+    analyse_with_project,
+    file_path,
+)
 from torchlint.lsp.runtime_runs import SHUTDOWN_WAIT_SECONDS, RuntimeRuns
 from torchlint.lsp.settings import (
     ClientSettings,
@@ -107,6 +122,7 @@ class LintOutcome:
     diagnostics: list[types.Diagnostic]
     logs: list[tuple[types.MessageType, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # shown to the user, once each
+    dependencies: dict[Path, str] = field(default_factory=dict)  # other project files read
 
 
 class TorchlintServer(LanguageServer):
@@ -131,6 +147,8 @@ class TorchlintServer(LanguageServer):
         self._background: set[asyncio.Task[Any]] = set()
         self.initialization_options: Any = None
         self.runtime = RuntimeRuns(self)
+        self._open_paths: dict[Path, str] = {}  # path -> URI of the open (linted) documents
+        self.projects = ProjectIndex(self.open_text)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -253,6 +271,62 @@ class TorchlintServer(LanguageServer):
             for uri in list(self.notebooks):
                 self.schedule_notebook(uri, delay=0.0)
 
+    # --- the project files documents read (see `torchlint.lsp.project_index`) ---------------
+
+    def open_text(self, path: Path) -> str | None:
+        """The editor's text of `path` while it is open (called from worker threads)."""
+        uri = self._open_paths.get(path)
+        if uri is None:
+            return None
+        document = self.workspace.text_documents.get(unquote(uri))
+        return document.source if document is not None else None
+
+    def file_changed(self, path: Path | None, uri: str | None = None, typing: bool = False) -> None:
+        """`path` was edited (`typing`), opened, closed, saved or changed on disk: the projects
+        read it again, and the other open documents whose last analysis read it are linted
+        again. After an edit, the ones linted on type, after the usual pause; otherwise at once,
+        those that read a content other than the file's now."""
+        if path is None:
+            return
+        try:
+            self.projects.changed(path)
+            dependents = [
+                state
+                for state in self.documents.values()
+                if state.uri != uri and path in state.dependencies
+            ]
+            if typing:
+                for state in dependents:
+                    if self.settings.for_uri(state.uri).run == "onType":
+                        self.schedule(state.uri, DEBOUNCE_SECONDS)
+                return
+            current = self.projects.current_hash(path) if dependents else None
+            for state in dependents:
+                if state.dependencies.get(path) != current:
+                    self.schedule(state.uri, delay=0.0)
+        except Exception:
+            self.log(
+                f"following the change of {path} into other documents failed:\n"
+                + traceback.format_exc(),
+                types.MessageType.Error,
+            )
+
+    def watched_files_changed(self, changes: Sequence[types.FileEvent]) -> None:
+        """Files changed on disk. A new module may be what an open document imports: every
+        open document of its project is linted again."""
+        for change in changes:
+            path = file_path(change.uri)
+            if path is None or not path.name.endswith((".py", ".pyi")):
+                continue
+            self.file_changed(path)
+            if change.type != types.FileChangeType.Created:
+                continue
+            layouts = [layout for layout in self.projects.layouts if layout.contains(path)]
+            for state in list(self.documents.values()):
+                own = file_path(state.uri)
+                if own is not None and any(layout.contains(own) for layout in layouts):
+                    self.schedule(state.uri, delay=0.0)
+
     # --- linting ----------------------------------------------------------------------------
 
     def open_document(self, uri: str) -> None:
@@ -261,6 +335,10 @@ class TorchlintServer(LanguageServer):
             self.log(problem, types.MessageType.Warning)
         state = DocumentState(uri, parse, incremental=parse is not parse_source)
         self.documents[uri] = state
+        path = file_path(uri)
+        if path is not None:
+            self._open_paths[path] = uri
+        self.file_changed(path, uri)
         self.schedule(uri, delay=0.0)
 
     def close_document(self, uri: str) -> None:
@@ -270,17 +348,29 @@ class TorchlintServer(LanguageServer):
             return
         state.closed = True
         state.generation += 1
+        path = file_path(uri)
+        if path is not None and self._open_paths.get(path) == uri:
+            del self._open_paths[path]
+        self.file_changed(path, uri)  # read from disk again: unsaved edits are gone
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
 
     def document_changed(self, uri: str) -> None:
-        """An edit: runtime findings for the document are stale now; lint it again."""
+        """An edit: runtime findings for the document are stale now; lint it again, and the
+        documents that read it."""
         stale = self.runtime.document_changed(uri)
+        if uri in self.documents:
+            self.file_changed(file_path(uri), uri, typing=True)
         if uri in self.documents and self.settings.for_uri(uri).run == "onType":
             self.schedule(uri, DEBOUNCE_SECONDS)  # publishes without them
         elif stale:
             self.republish(uri)
+
+    def document_saved(self, uri: str) -> None:
+        self.schedule(uri, delay=0.0)
+        if uri in self.documents:
+            self.file_changed(file_path(uri), uri)
 
     def republish(self, uri: str) -> None:
         """Publish `uri` again after its runtime diagnostics changed: the lint's last
@@ -326,17 +416,23 @@ class TorchlintServer(LanguageServer):
                 document = self.workspace.get_text_document(state.uri)
                 text, version = document.source, document.version
                 context = self.document_context(state.uri)
+                started = self.projects.sequence
                 if context.settings.enable:
                     outcome = await self.in_thread(
                         self._analyse, state, context, text, version, self.encoding
                     )
                 else:
                     outcome = LintOutcome([])
+                state.dependencies = outcome.dependencies
             for kind, message in outcome.logs:
                 self.log(message, kind)
             for warning in outcome.warnings:
                 self.announce(warning)
             if not self._current(state, generation):
+                return
+            if self.projects.changed_since(outcome.dependencies, started):
+                # It read a file that changed meanwhile, before it knew to watch that file.
+                self.schedule(state.uri, DEBOUNCE_SECONDS)
                 return
             if self.workspace.get_text_document(state.uri).version != version:
                 return  # the document moved on: its own lint is on the way
@@ -506,10 +602,19 @@ class TorchlintServer(LanguageServer):
         if selection is None:
             return outcome  # excluded by the project's configuration
         filename = str(context.path)
-        try:
-            analysis = analyze_source(
-                text, filename, selection, parse=state.parse, training_loops=True
+        path = file_path(state.uri)  # None for an untitled document: no project
+
+        def run(parse: Parser) -> ProjectRun:
+            return analyse_with_project(
+                self.projects,
+                path,
+                lambda project: analyze_source(
+                    text, filename, selection, parse=parse, training_loops=True, project=project
+                ),
             )
+
+        try:
+            result = run(state.parse)
         except Exception:
             if not state.incremental:
                 raise
@@ -522,9 +627,13 @@ class TorchlintServer(LanguageServer):
             )
             parse, _ = self.parsers.new_parser()
             state.parse = parse
-            analysis = analyze_source(
-                text, filename, selection, parse=parse_source, training_loops=True
-            )
+            result = run(parse_source)
+        analysis = result.analysis
+        outcome.dependencies = result.dependencies
+        for problem in result.problems:
+            if problem not in state.logged:
+                state.logged.add(problem)
+                outcome.logs.append((types.MessageType.Error, problem))
         state.lenses = (version, text, targets_of(analysis))  # the lens request reuses them
         self._collect_errors(state, analysis, outcome)
         outcome.diagnostics = to_lsp_diagnostics(
@@ -713,6 +822,7 @@ def build_server() -> TorchlintServer:
             ls.log(ls.parsers.problem, types.MessageType.Warning)
         ls.log(f"torchlint {__version__} language server, parser: {ls.parsers.name}")
         ls.spawn(_register_configuration_change(ls))
+        ls.spawn(_register_watched_files(ls))
         await ls.pull_settings(_pushed_settings(ls.initialization_options))
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -761,7 +871,13 @@ def build_server() -> TorchlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, delay=0.0)
+        ls.document_saved(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(
+        ls: TorchlintServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
+        ls.watched_files_changed(params.changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: TorchlintServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -822,12 +938,36 @@ async def _register_configuration_change(ls: TorchlintServer) -> None:
         method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
         register_options=types.DidChangeConfigurationRegistrationOptions(section=SECTION),
     )
+    await _register(ls, registration, "configuration changes")
+
+
+async def _register_watched_files(ls: TorchlintServer) -> None:
+    """Ask the client to report Python files changed on disk (by another program, or a
+    checkout): open documents that read them are linted again."""
+    capabilities = ls.client_capabilities
+    workspace = capabilities.workspace if capabilities else None
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return
+    registration = types.Registration(
+        id="torchlint-did-change-watched-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(
+            watchers=[
+                types.FileSystemWatcher(glob_pattern=pattern) for pattern in ("**/*.py", "**/*.pyi")
+            ]
+        ),
+    )
+    await _register(ls, registration, "file changes")
+
+
+async def _register(ls: TorchlintServer, registration: types.Registration, what: str) -> None:
     try:
         await ls.client_register_capability_async(
             types.RegistrationParams(registrations=[registration])
         )
     except Exception as exc:
-        ls.log(f"could not register for configuration changes: {exc!r}", types.MessageType.Log)
+        ls.log(f"could not register for {what}: {exc!r}", types.MessageType.Log)
 
 
 def install_test_crash_hook() -> list[str]:
