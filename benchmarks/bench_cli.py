@@ -8,12 +8,21 @@ time and the CPU time of the command and every process it started (`RUSAGE_CHILD
   cold-serial  `--no-cache --jobs 1`: every file analysed in the torchlint process;
   cold-jobs    `--no-cache`: every file analysed, across worker processes (automatic count);
   first-run    an empty cache (removed before each run): cold-jobs plus writing the cache;
-  warm         the cache filled by an earlier run and nothing changed: hashing, no analysis.
+  warm         the cache filled by an earlier run and nothing changed: hashing, no analysis;
+  *-alone      cold-serial and cold-jobs with `--no-project`: each file on its own, calls into
+               other project files not followed (what whole-project analysis costs).
+
+Then the same project-mode comparison on a second, generated corpus where that cost shows: a
+package (`pyproject.toml`, `pkg/`) of `--helpers` helper modules and `--scripts` training
+scripts whose loops call into them (`make_package`), with one more mode, `edit-helper`: the cache
+warm, one helper module edited (a comment appended) before the run, so that it and the scripts
+that call into it are analysed again and nothing else.
 
 The modes run round-robin `--repeat` times; the table shows the best and the median wall time
 and the CPU time of the best run. Not a test: it only prints (a table, or JSON with `--json`).
 
     python benchmarks/bench_cli.py [FOLDER] [--repeat 5] [--count 220] [--seed 1234] [--json]
+        [--helpers 8] [--scripts 200] [--no-package]
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -28,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +48,7 @@ from machine import describe
 from make_corpus import DEFAULT_COUNT, DEFAULT_SEED, generate
 
 CACHE_DIR = ".torchlint_cache"
+FINDING = re.compile(r"^\S.*:\d+:\d+: TL\d{3} ")
 
 
 @dataclass
@@ -45,9 +57,12 @@ class Mode:
     label: str
     args: tuple[str, ...]
     clear_cache: bool = False
+    # Run before each timed run (with the round's number), e.g. to edit a file.
+    prepare: Callable[[int], None] | None = None
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     exit_codes: set[int] = field(default_factory=set)
+    findings: set[int] = field(default_factory=set)  # diagnostics printed, per run
 
     @property
     def best_index(self) -> int:
@@ -59,7 +74,7 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float, int]:
+def run_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float, int, int]:
     env = {
         k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TORCHLINT_OUTPUT_FORMAT")
     }
@@ -69,8 +84,7 @@ def run_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float, int]:
         [sys.executable, "-m", "torchlint", *args],
         cwd=cwd,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
         check=False,
     )
@@ -79,32 +93,77 @@ def run_once(args: tuple[str, ...], cwd: Path) -> tuple[float, float, int]:
         raise SystemExit(
             f"torchlint {' '.join(args)} failed ({completed.returncode}):\n{completed.stderr}"
         )
-    return wall, children_cpu() - cpu_before, completed.returncode
+    findings = sum(1 for line in completed.stdout.splitlines() if FINDING.match(line))
+    return wall, children_cpu() - cpu_before, completed.returncode, findings
 
 
-def measure(folder: Path, single: Path, repeat: int) -> list[Mode]:
-    check = ("check", "--output-format", "concise")
-    modes = [
-        Mode("startup", "startup (1 small file)", (*check, "--no-cache", str(single))),
+CHECK = ("check", "--output-format", "concise")
+
+
+def cold_alone_modes() -> list[Mode]:
+    """Cold runs with `--no-project`, to set against cold-serial and cold-jobs."""
+    return [
+        Mode(
+            "cold-serial-alone",
+            "cold, serial, --no-project",
+            (*CHECK, "--no-cache", "--jobs", "1", "--no-project", "."),
+        ),
+        Mode(
+            "cold-jobs-alone",
+            "cold, parallel, --no-project",
+            (*CHECK, "--no-cache", "--no-project", "."),
+        ),
+    ]
+
+
+def corpus_modes(single: Path) -> list[Mode]:
+    return [
+        Mode("startup", "startup (1 small file)", (*CHECK, "--no-cache", str(single))),
         Mode(
             "cold-serial",
             "cold, serial (--no-cache --jobs 1)",
-            (*check, "--no-cache", "--jobs", "1", "."),
+            (*CHECK, "--no-cache", "--jobs", "1", "."),
         ),
-        Mode("cold-jobs", "cold, parallel (--no-cache)", (*check, "--no-cache", ".")),
-        Mode("first-run", "first run (empty cache, parallel)", (*check, "."), clear_cache=True),
-        Mode("warm", "warm (everything cached)", (*check, ".")),
+        Mode("cold-jobs", "cold, parallel (--no-cache)", (*CHECK, "--no-cache", ".")),
+        Mode("first-run", "first run (empty cache, parallel)", (*CHECK, "."), clear_cache=True),
+        Mode("warm", "warm (everything cached)", (*CHECK, ".")),
+        *cold_alone_modes(),
     ]
-    run_once((*check, "."), folder)  # fill the cache for `warm`, warm the OS file cache
-    for _ in range(repeat):
+
+
+def package_modes(helper: Path) -> list[Mode]:
+    original = helper.read_text(encoding="utf-8")
+
+    def edit(round_number: int) -> None:
+        helper.write_text(f"{original}# edit {round_number}\n", encoding="utf-8")
+
+    return [
+        Mode(
+            "cold-serial",
+            "cold, serial (--no-cache --jobs 1)",
+            (*CHECK, "--no-cache", "--jobs", "1", "."),
+        ),
+        Mode("cold-jobs", "cold, parallel (--no-cache)", (*CHECK, "--no-cache", ".")),
+        *cold_alone_modes(),
+        Mode("warm", "warm (everything cached)", (*CHECK, ".")),
+        Mode("edit-helper", "warm, one helper module edited", (*CHECK, "."), prepare=edit),
+    ]
+
+
+def measure(folder: Path, modes: list[Mode], repeat: int) -> list[Mode]:
+    run_once((*CHECK, "."), folder)  # fill the cache for `warm`, warm the OS file cache
+    for round_number in range(repeat):
         for mode in modes:
             if mode.clear_cache:
                 shutil.rmtree(folder / CACHE_DIR, ignore_errors=True)
-            wall, cpu, code = run_once(mode.args, folder)
+            if mode.prepare is not None:
+                mode.prepare(round_number)
+            wall, cpu, code, findings = run_once(mode.args, folder)
             mode.walls.append(wall)
             mode.cpus.append(cpu)
             mode.exit_codes.add(code)
-        # `first-run` leaves a full cache behind, so `warm` stays warm on the next round.
+            mode.findings.add(findings)
+        # `first-run` and `edit-helper` leave a full cache behind: `warm` stays warm.
     return modes
 
 
@@ -125,6 +184,7 @@ def report(modes: list[Mode], files: int, lines: int, origin: str, repeat: int) 
                 "cpu_s_of_best": round(mode.cpus[mode.best_index], 3),
                 "walls_s": [round(w, 3) for w in mode.walls],
                 "exit_codes": sorted(mode.exit_codes),
+                "findings": sorted(mode.findings),
             }
             for mode in modes
         },
@@ -132,9 +192,9 @@ def report(modes: list[Mode], files: int, lines: int, origin: str, repeat: int) 
     }
 
 
-def print_table(result: dict[str, Any]) -> None:
+def print_table(result: dict[str, Any], title: str = "torchlint check, end to end") -> None:
     env = result["environment"]
-    print("torchlint check, end to end (subprocess)")
+    print(f"{title} (subprocess)")
     print(f"corpus:  {result['corpus']}")
     print(f"files:   {result['files']}   lines: {result['lines']:,}")
     print(
@@ -147,21 +207,28 @@ def print_table(result: dict[str, Any]) -> None:
         "all processes"
     )
     print()
-    header = f"{'mode':<38} {'wall s':>8} {'median s':>9} {'cpu s':>8} {'files/s':>9}"
+    header = (
+        f"{'mode':<38} {'wall s':>8} {'median s':>9} {'cpu s':>8} {'files/s':>9} {'findings':>9}"
+    )
     print(header)
     print("-" * len(header))
     for key, mode in result["modes"].items():
         files = 1 if key == "startup" else result["files"]
         rate = files / mode["best_wall_s"] if mode["best_wall_s"] else 0.0
+        found = "/".join(str(n) for n in mode["findings"])
         print(
             f"{mode['label']:<38} {mode['best_wall_s']:>8.3f} {mode['median_wall_s']:>9.3f} "
-            f"{mode['cpu_s_of_best']:>8.3f} {rate:>9.1f}"
+            f"{mode['cpu_s_of_best']:>8.3f} {rate:>9.1f} {found:>9}"
         )
     modes = result["modes"]
     serial, jobs, warm = (modes[k]["best_wall_s"] for k in ("cold-serial", "cold-jobs", "warm"))
     print()
-    print(f"parallel speed-up (cold-serial / cold-jobs): {serial / jobs:.2f}x")
-    print(f"cache speed-up (cold-serial / warm):        {serial / warm:.1f}x")
+    print(f"parallel speed-up (cold-serial / cold-jobs):          {serial / jobs:.2f}x")
+    print(f"cache speed-up (cold-serial / warm):                 {serial / warm:.1f}x")
+    for key, label in (("serial", "cold-serial"), ("jobs", "cold-jobs")):
+        alone = modes[f"cold-{key}-alone"]["best_wall_s"]
+        whole = modes[f"cold-{key}"]["best_wall_s"]
+        print(f"project-mode cost ({label} / --no-project): {whole / alone:>10.2f}x")
 
 
 def prepare_corpus(work: Path, folder: Path | None, count: int, seed: int) -> str:
@@ -172,6 +239,135 @@ def prepare_corpus(work: Path, folder: Path | None, count: int, seed: int) -> st
         return f"generated by make_corpus.py (count {count}, seed {seed})"
     shutil.copytree(folder, work, ignore=shutil.ignore_patterns(CACHE_DIR))
     return str(folder)
+
+
+HELPER = '''\
+"""Helpers {k}: the training step, taken apart, and evaluation."""
+
+import torch
+import torch.nn.functional as F
+
+
+class AverageMeter:
+    def __init__(self):
+        self.total = 0.0
+        self.count = 0
+
+    def update(self, value, n=1):
+        self.total += value * n
+        self.count += n
+
+    @property
+    def average(self):
+        return self.total / max(self.count, 1)
+
+
+def train_step_{k}(model, optimizer, batch):
+    inputs, targets = batch
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(inputs), targets)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+def backward_only_{k}(model, batch):
+    inputs, targets = batch
+    loss = F.cross_entropy(model(inputs), targets)
+    loss.backward()
+    return loss.detach()
+
+
+def apply_step_{k}(optimizer, clip=None, model=None):
+    if clip is not None and model is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    optimizer.zero_grad()
+
+
+def evaluate_{k}(model, loader):
+    model.eval()
+    meter = AverageMeter()
+    with torch.no_grad():
+        for inputs, targets in loader:
+            correct = (model(inputs).argmax(1) == targets).float().mean()
+            meter.update(correct.item(), len(targets))
+{restore}    return meter.average
+
+
+def log_metrics_{k}(step, value, every=10):
+    if step % every == 0:
+        print(f"step {{step}}: {{value:.4f}}")
+
+
+def save_checkpoint_{k}(model, optimizer, path):
+    torch.save({{"model": model.state_dict(), "optimizer": optimizer.state_dict()}}, path)
+'''
+
+SCRIPT = '''\
+"""Training script {j}: its loops call into pkg.helpers_{a} and pkg.helpers_{b}."""
+
+import torch
+
+from pkg.helpers_{a} import evaluate_{a}, log_metrics_{a}, train_step_{a}
+from pkg.helpers_{b} import apply_step_{b}, backward_only_{b}, save_checkpoint_{b}
+
+
+def build_model(width={width}):
+    return torch.nn.Sequential(
+        torch.nn.Linear(16, width), torch.nn.ReLU(), torch.nn.Linear(width, 4)
+    )
+
+
+def fit(model, optimizer, loader, val_loader, epochs):
+    for epoch in range(epochs):
+        for step, batch in enumerate(loader):
+            loss = train_step_{a}(model, optimizer, batch)
+            log_metrics_{a}(step, loss)
+        score = evaluate_{a}(model, val_loader)
+        save_checkpoint_{b}(model, optimizer, f"checkpoint_{{epoch}}.pt")
+    return score
+
+
+def fit_split(model, optimizer, loader, epochs):
+    for epoch in range(epochs):
+        for batch in loader:
+            backward_only_{b}(model, batch)
+{step}
+
+
+def main():
+    model = build_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    data = [(torch.randn(8, 16), torch.randint(0, 4, (8,))) for _ in range(4)]
+    fit(model, optimizer, data, data, 2)
+    fit_split(model, optimizer, data, 2)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def make_package(root: Path, helpers: int, scripts: int) -> str:
+    """A package whose scripts' loops call into its helper modules: in half of the helper
+    modules `evaluate_k()` leaves the model in eval mode (TL105 at its callers), and one script
+    in four never steps the optimizer after `backward_only_b()` (TL101). Neither shows without
+    following the calls. Returns a description, for the report."""
+    package = root / "pkg"
+    package.mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "bench-package"\n', encoding="utf-8")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    for k in range(helpers):
+        restore = "    model.train()\n" if k % 2 else ""
+        text = HELPER.format(k=k, restore=restore)
+        (package / f"helpers_{k}.py").write_text(text, encoding="utf-8")
+    for j in range(scripts):
+        a, b = j % helpers, (j * 3 + 1) % helpers
+        step = "            pass" if j % 4 == 3 else f"            apply_step_{b}(optimizer)"
+        text = SCRIPT.format(j=j, a=a, b=b, width=32 + j % 7 * 8, step=step)
+        (package / f"train_{j:03}.py").write_text(text, encoding="utf-8")
+    return f"generated package: {helpers} helper modules, {scripts} scripts calling into them"
 
 
 def count_lines(folder: Path) -> tuple[int, int]:
@@ -186,11 +382,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per mode; the best counts")
     parser.add_argument("--count", type=int, default=DEFAULT_COUNT, help="files to generate")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="corpus seed")
+    parser.add_argument("--helpers", type=int, default=8, help="helper modules of the package")
+    parser.add_argument("--scripts", type=int, default=200, help="scripts of the package")
+    parser.add_argument(
+        "--no-package", action="store_true", help="skip the generated package (project mode)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.helpers < 1 or args.scripts < 1:
+        parser.error("--helpers and --scripts must be at least 1")
 
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-cli-") as tmp:
         work = Path(tmp) / "corpus"
         origin = prepare_corpus(work, args.folder, args.count, args.seed)
@@ -200,12 +404,21 @@ def main(argv: list[str] | None = None) -> int:
         single = Path(tmp) / "single" / "one.py"
         single.parent.mkdir()
         single.write_text("import torch\n\nx = torch.zeros(3)\n", encoding="utf-8")
-        modes = measure(work, single, args.repeat)
-        result = report(modes, files, lines, origin, args.repeat)
+        modes = measure(work, corpus_modes(single), args.repeat)
+        results["corpus"] = report(modes, files, lines, origin, args.repeat)
+        if not args.no_package:
+            root = Path(tmp) / "package"
+            origin = make_package(root, args.helpers, args.scripts)
+            files, lines = count_lines(root)
+            modes = measure(root, package_modes(root / "pkg" / "helpers_0.py"), args.repeat)
+            results["package"] = report(modes, files, lines, origin, args.repeat)
     if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print_table(result)
+        print(json.dumps(results, indent=2))
+        return 0
+    print_table(results["corpus"])
+    if "package" in results:
+        print()
+        print_table(results["package"], "torchlint check on a package, project mode")
     return 0
 
 

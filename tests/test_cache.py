@@ -205,7 +205,9 @@ def test_internal_errors_are_not_cached(
 ) -> None:
     write(tmp_path / "train.py", MISSING_STEP)
 
-    def broken(data: bytes, filename: str, selection: RuleSelection) -> Analysis:
+    def broken(
+        data: bytes, filename: str, selection: RuleSelection, project: object = None
+    ) -> Analysis:
         return Analysis(filename, data.decode(), errors=[f"{filename}: rule TL101 failed: boom"])
 
     monkeypatch.setattr(cli, "analyze_bytes", broken)

@@ -9,12 +9,16 @@ What: one JSON file per torchlint build and effective settings,
 
     .torchlint_cache/<version>/<digest of build and settings>.json
 
-mapping each file's path (relative to the root) to the blake2b hash of its bytes and the
-diagnostics found in them. The build is the torchlint version plus the size and modification
-time of every module of the installed package, so that editing a rule in a checkout never
-serves stale results; the settings are the rules that run on the file
-(`RuleSelection.cache_key()`, after per-file ignores) and `target-torch-version`. A file whose
-bytes hash differently is a miss and is analysed again; nothing else (mtimes, sizes) is trusted.
+mapping each file's path (relative to the root) to the blake2b hash of its bytes, the
+diagnostics found in them and, when its analysis followed calls into other project files, the
+hashes of those files' bytes as it read them (`"deps"`, keyed like the files: relative to the
+root, absolute when outside it; left out when there are none). The build is the torchlint
+version plus the size and modification time of every module of the installed package, so that
+editing a rule in a checkout never serves stale results; the settings are the rules that run on
+the file (`RuleSelection.cache_key()`, after per-file ignores), `target-torch-version` and
+whether calls into other files are followed (`--no-project`). A file whose bytes hash
+differently, or one of whose dependencies now hashes differently or cannot be read, is a miss
+and is analysed again; nothing else (mtimes, sizes) is trusted.
 
 Robustness: a missing, unreadable or corrupt cache file, or a malformed entry, is a miss, and
 the next write replaces it; a cache that cannot be written is skipped. Writes go through a
@@ -31,7 +35,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -42,7 +46,7 @@ from torchlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
 from torchlint.selection import RuleSelection
 
 CACHE_DIR_NAME = ".torchlint_cache"
-FORMAT = 1  # bump when the layout of a cache file changes
+FORMAT = 2  # bump when the layout of a cache file changes (2: entries gained "deps")
 GITIGNORE = "# Automatically created by torchlint.\n*\n"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -70,9 +74,14 @@ def build_fingerprint() -> str:
     return f"{__version__}+{digest.hexdigest()}"
 
 
-def settings_key(selection: RuleSelection, target_torch_version: str | None) -> str:
-    """What, besides the file's bytes, decides its diagnostics."""
-    return f"rules={selection.cache_key()};target-torch-version={target_torch_version or ''}"
+def settings_key(
+    selection: RuleSelection, target_torch_version: str | None, project: bool = True
+) -> str:
+    """What, besides the file's bytes (and those of its dependencies), decides its diagnostics.
+    `project`: whether calls into other project files are followed."""
+    return f"rules={selection.cache_key()};target-torch-version={target_torch_version or ''}" + (
+        "" if project else ";no-project"
+    )
 
 
 # --- diagnostics as JSON -------------------------------------------------------------------
@@ -193,6 +202,28 @@ def _prepare_root(folder: Path) -> None:
             _write_atomic(marker, content)
 
 
+class FileHashes:
+    """The content hash of each file as it is now, read at most once per run (memoised: a file
+    that many others depend on is hashed once). None for a file that cannot be read."""
+
+    def __init__(self) -> None:
+        self._known: dict[Path, str | None] = {}
+
+    def remember(self, path: Path, digest: str) -> None:
+        """A hash computed elsewhere (the files being checked are read and hashed anyway)."""
+        self._known[Path(os.path.abspath(path))] = digest
+
+    def current(self, path: Path) -> str | None:
+        path = Path(os.path.abspath(path))
+        if path not in self._known:
+            try:
+                with open(path, "rb") as handle:
+                    self._known[path] = content_hash(handle.read())
+            except OSError:
+                self._known[path] = None
+        return self._known[path]
+
+
 @dataclass
 class Bucket:
     """The cached results of one project root under one build and settings."""
@@ -203,6 +234,8 @@ class Bucket:
     _entries: dict[str, Any] | None = field(default=None, repr=False)
     _updates: dict[str, Any] = field(default_factory=dict, repr=False)
     corrupt: bool = False  # the file on disk could not be used
+    # The current hashes of dependencies, shared by the buckets of one run.
+    hashes: FileHashes = field(default_factory=FileHashes, repr=False)
 
     def key(self, file: Path) -> str:
         try:
@@ -240,13 +273,27 @@ class Bucket:
             self._entries = self._read()
         return self._entries
 
+    def location(self, key: str) -> Path:
+        """The file an entry key names (the inverse of `key`)."""
+        path = Path(key)
+        return path if path.is_absolute() else self.root / path
+
     def get(self, file: Path, digest: str) -> list[Diagnostic] | None:
-        """The cached diagnostics of `file` when its bytes hash to `digest`, else None."""
+        """The cached diagnostics of `file` when its bytes hash to `digest` and every file its
+        analysis read still hashes as it did then, else None."""
         entry = self.entries().get(self.key(file))
         if not isinstance(entry, dict) or entry.get("hash") != digest:
             return None
         filename = str(file)
         try:
+            dependencies = entry.get("deps", {})
+            if not isinstance(dependencies, dict):
+                raise TypeError("deps is an object")
+            for key, recorded in dependencies.items():
+                if not isinstance(recorded, str):
+                    raise TypeError("a dependency's hash is a string")
+                if self.hashes.current(self.location(key)) != recorded:
+                    return None  # changed, gone or unreadable: analyse again
             raw = entry["diagnostics"]
             if not isinstance(raw, list):
                 raise TypeError("diagnostics is a list")
@@ -255,8 +302,24 @@ class Bucket:
             self.corrupt = True
             return None
 
-    def put(self, file: Path, digest: str, diagnostics: list[Diagnostic]) -> None:
-        entry = {"hash": digest, "diagnostics": [encode_diagnostic(d) for d in diagnostics]}
+    def put(
+        self,
+        file: Path,
+        digest: str,
+        diagnostics: list[Diagnostic],
+        dependencies: Mapping[Path, str] | Mapping[str, str] | None = None,
+    ) -> None:
+        """Store `file`'s diagnostics under its hash and those of the other files its analysis
+        read (absolute paths to content hashes, as `Analysis.dependencies` has them)."""
+        entry: dict[str, Any] = {
+            "hash": digest,
+            "diagnostics": [encode_diagnostic(d) for d in diagnostics],
+        }
+        if dependencies:
+            entry["deps"] = {
+                self.key(Path(str(path))): recorded
+                for path, recorded in sorted(dependencies.items(), key=lambda item: str(item[0]))
+            }
         key = self.key(file)
         self.entries()[key] = entry
         self._updates[key] = entry
@@ -295,6 +358,7 @@ class Cache:
 
     def __init__(self) -> None:
         self._buckets: dict[tuple[Path, str], Bucket] = {}
+        self.hashes = FileHashes()
 
     def bucket(self, root: Path, settings: str) -> Bucket:
         root = Path(os.path.abspath(root))
@@ -304,7 +368,9 @@ class Cache:
                 f"{FORMAT}\0{build_fingerprint()}\0{settings}".encode(), digest_size=8
             ).hexdigest()
             path = root / CACHE_DIR_NAME / __version__ / f"{name}.json"
-            found = self._buckets[(root, settings)] = Bucket(root, settings, path)
+            found = self._buckets[(root, settings)] = Bucket(
+                root, settings, path, hashes=self.hashes
+            )
         return found
 
     def save(self) -> list[str]:

@@ -52,7 +52,9 @@ from torchlint.fixer import (
 )
 from torchlint.notebook import analyze_notebook, fix_notebook, is_notebook
 from torchlint.notebook import read as read_notebook
-from torchlint.parallel import Outcome, Task, analyze_all, worker_count
+from torchlint.parallel import Outcome, Task, analyze_all, outcome_of, project_for, worker_count
+from torchlint.project.layout import ProjectLayout
+from torchlint.project.project import Project
 from torchlint.report import (
     FORMATS,
     MACHINE_FORMATS,
@@ -155,6 +157,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache",
         action="store_true",
         help=f"neither read nor write the results cache ({CACHE_DIR_NAME}/)",
+    )
+    check.add_argument(
+        "--no-project",
+        action="store_true",
+        help="analyse each file on its own: do not follow calls into other project files",
     )
     check.add_argument(
         "--jobs",
@@ -353,6 +360,8 @@ class CheckRun:
     fixed: int = 0  # fixes written (or, with --diff, that would be)
     diffs: list[str] = field(default_factory=list)
     failed: bool = False  # something went wrong: exit 2
+    # The projects of the files analysed in this process (one per layout, for the whole run).
+    projects: dict[ProjectLayout, Project] = field(default_factory=dict)
 
     def fail(self, message: str) -> None:
         _error(message)
@@ -366,6 +375,8 @@ class FileJob:
     path: Path
     selection: RuleSelection
     bucket: Bucket | None  # where its results are cached (None with --no-cache)
+    # The project it is analysed in (None: on its own, with --no-project and for notebooks).
+    layout: ProjectLayout | None = None
     data: bytes = b""
     digest: str = ""  # the hash of `data`, with a cache
     diagnostics: list[Diagnostic] | None = None  # None: not analysed yet
@@ -398,11 +409,13 @@ def _output_format(args: argparse.Namespace) -> OutputFormat:
     return cast(OutputFormat, chosen)
 
 
-def _analyze_here(task: Task) -> Outcome:
-    analyze = analyze_notebook if is_notebook(task.filename) else analyze_bytes
-    analysis = analyze(task.data, task.filename, task.selection)
-    text = analysis.text if analysis.diagnostics else ""
-    return Outcome(list(analysis.diagnostics), list(analysis.errors), text)
+def _analyze_here(task: Task, run: CheckRun) -> Outcome:
+    if is_notebook(task.filename):
+        return outcome_of(analyze_notebook(task.data, task.filename, task.selection))
+    project = project_for(task.layout, run.projects)
+    if project is None:
+        return outcome_of(analyze_bytes(task.data, task.filename, task.selection))
+    return outcome_of(analyze_bytes(task.data, task.filename, task.selection, project=project))
 
 
 def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRun) -> None:
@@ -413,11 +426,11 @@ def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRu
     workers = worker_count(len(pending), args.jobs)
     how = f"{workers} processes" if workers > 1 else "this process"
     _debug(args, f"analysing {plural(len(pending), 'file')} in {how}")
-    tasks = [Task(job.filename, job.data, job.selection) for job in pending]
+    tasks = [Task(job.filename, job.data, job.selection, job.layout) for job in pending]
     if workers > 1:
         outcomes = analyze_all(tasks, workers)
     else:  # here, where an unexpected exception ends the run like any other
-        outcomes = [_analyze_here(task) for task in tasks]
+        outcomes = [_analyze_here(task, run) for task in tasks]
     for job, outcome in zip(pending, outcomes, strict=True):
         for message in outcome.errors:
             run.fail(f"internal error: {message}")
@@ -426,7 +439,7 @@ def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRu
         if outcome.text:
             job.text = outcome.text
         if job.bucket is not None and not outcome.errors:
-            job.bucket.put(job.path, job.digest, outcome.diagnostics)
+            job.bucket.put(job.path, job.digest, outcome.diagnostics, outcome.dependencies)
 
 
 def _has_fixes(job: FileJob, unsafe: bool) -> bool:
@@ -456,7 +469,13 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     source = decode_file(job.data)
     if source is None:  # the engine reported why it cannot be read; nothing to fix
         return
-    result = fix_text(source.text, filename, job.selection, unsafe=args.unsafe_fixes)
+    result = fix_text(
+        source.text,
+        filename,
+        job.selection,
+        unsafe=args.unsafe_fixes,
+        project=project_for(job.layout, run.projects),
+    )
     for message in result.errors:
         if message not in job.errors:  # reported already by the first analysis
             run.fail(f"internal error: {message}")
@@ -497,7 +516,9 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     job.diagnostics = result.remaining_diagnostics
     job.text = result.text
     if job.bucket is not None and not result.errors and not result.rejected:
-        job.bucket.put(path, content_hash(written), result.remaining_diagnostics)
+        job.bucket.put(
+            path, content_hash(written), result.remaining_diagnostics, result.dependencies
+        )
 
 
 def _fix_notebook(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
@@ -534,7 +555,8 @@ def _fix_notebook(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None
     job.diagnostics = result.remaining_diagnostics
     job.data = result.data
     if job.bucket is not None and not result.errors and not result.rejected:
-        job.bucket.put(job.path, content_hash(result.data), result.remaining_diagnostics)
+        # A notebook is analysed alone: it has no dependencies.
+        job.bucket.put(job.path, content_hash(result.data), result.remaining_diagnostics, {})
 
 
 def _add_sources(job: FileJob, run: CheckRun) -> None:
@@ -557,30 +579,43 @@ def _read_jobs(
     args: argparse.Namespace,
     run: CheckRun,
 ) -> list[FileJob]:
-    """Read every file and look its results up in the cache."""
+    """Read every file, find its project, and look its results up in the cache (once every
+    file has been read: their hashes serve the dependency checks of the others)."""
     jobs: list[FileJob] = []
+    layouts: dict[Path, ProjectLayout] = {}  # by folder: the files of a folder share one
+    with_project = not args.no_project
     for path, selection, config in files:
+        layout: ProjectLayout | None = None
+        if with_project and not is_notebook(str(path)):
+            layout = layouts.get(path.parent)
+            if layout is None:
+                layout = layouts[path.parent] = ProjectLayout.for_file(path)
         if args.verbose:
             _debug(
                 args,
                 f"checking {display_path(path)} (config: {config.path or 'defaults'}; "
-                f"rules: {selection.cache_key() or 'none'})",
+                f"rules: {selection.cache_key() or 'none'}; "
+                f"project: {display_path(layout.root) if layout is not None else 'none'})",
             )
         bucket: Bucket | None = None
         if cache is not None:
             root = config.path.parent if config.path is not None else resolver.cwd
-            bucket = cache.bucket(root, settings_key(selection, config.target_torch_version))
-        job = FileJob(path, selection, bucket)
+            settings = settings_key(selection, config.target_torch_version, with_project)
+            bucket = cache.bucket(root, settings)
+        job = FileJob(path, selection, bucket, layout)
         try:
             job.data = read_file(path)
         except ReadError as exc:
             run.fail(f"{display_path(path)}: {exc}")
             continue
-        if bucket is not None:
+        if cache is not None:
             job.digest = content_hash(job.data)
-            job.diagnostics = bucket.get(path, job.digest)
-            job.cached = job.diagnostics is not None
+            cache.hashes.remember(path, job.digest)
         jobs.append(job)
+    for job in jobs:
+        if job.bucket is not None:
+            job.diagnostics = job.bucket.get(job.path, job.digest)
+            job.cached = job.diagnostics is not None
     return jobs
 
 

@@ -21,11 +21,15 @@ import tokenize
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchlint.analysis.source import LineIndex, ParseFailure, parse_source
 from torchlint.diagnostics import Diagnostic, Edit
-from torchlint.engine import DEFAULT_SELECTION, analyze_source
+from torchlint.engine import DEFAULT_SELECTION, Analysis, analyze_source
 from torchlint.selection import RuleSelection
+
+if TYPE_CHECKING:
+    from torchlint.project.project import Project
 
 MAX_PASSES = 10
 
@@ -124,6 +128,9 @@ class FixResult:
     # Fixes left out because they would have broken the file (a bug in a rule).
     rejected: list[str] = field(default_factory=list)
     passes: int = 0
+    # With a project: the other project files the last analysis read (path -> content hash),
+    # which `remaining_diagnostics` hold for.
+    dependencies: dict[Path, str] = field(default_factory=dict)
 
 
 def _fix_key(diagnostic: Diagnostic) -> tuple[str, str, str, tuple[str, ...]]:
@@ -141,17 +148,29 @@ def _apply_fixes(text: str, diagnostics: Sequence[Diagnostic], newline: str) -> 
     return apply_edits(text, edits, newline)
 
 
+def _analyze(
+    text: str, filename: str, selection: RuleSelection, project: Project | None
+) -> Analysis:
+    if project is None:  # the file alone, as before projects existed
+        return analyze_source(text, filename, selection)
+    return analyze_source(text, filename, selection, project=project)
+
+
 def fix_text(
     text: str,
     filename: str = "<stdin>",
     selection: RuleSelection = DEFAULT_SELECTION,
     unsafe: bool = False,
     allow: Callable[[str, Diagnostic], bool] | None = None,
+    project: Project | None = None,
 ) -> FixResult:
     """Apply every applicable fix to `text`, re-analysing between passes. `allow(text, d)`,
-    when given, may refuse a fix for the current text (notebooks: edits across cells)."""
+    when given, may refuse a fix for the current text (notebooks: edits across cells).
+    `project` is passed to every analysis, so the diagnostics left are those a check of the
+    fixed file reports; the findings it redirects from other files carry no fix, so only
+    `text` is ever edited."""
     newline = dominant_newline(text)
-    analysis = analyze_source(text, filename, selection)
+    analysis = _analyze(text, filename, selection, project)
     errors: list[str] = list(analysis.errors)
     rejected: list[str] = []
     rejected_keys: set[tuple[str, str, str, tuple[str, ...]]] = set()
@@ -201,9 +220,17 @@ def fix_text(
             break
         current = updated
         fixed += len(accepted)
-        analysis = analyze_source(current, filename, selection)
+        analysis = _analyze(current, filename, selection, project)
         errors.extend(error for error in analysis.errors if error not in errors)
-    return FixResult(current, fixed, list(analysis.diagnostics), errors, rejected, passes)
+    return FixResult(
+        current,
+        fixed,
+        list(analysis.diagnostics),
+        errors,
+        rejected,
+        passes,
+        dict(analysis.dependencies),
+    )
 
 
 # --- files ---------------------------------------------------------------------------------

@@ -33,12 +33,15 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Location
 from torchlint.engine import DEFAULT_SELECTION, Analysis, analyze_bytes, analyze_source
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
+
+if TYPE_CHECKING:
+    from torchlint.project.project import Project
 
 NOTEBOOK_SUFFIX = ".ipynb"
 BOUNDARY = "# ---- torchlint: notebook cell boundary ----"
@@ -287,12 +290,16 @@ def analyze_notebook(
 
 
 def analyze_file(
-    data: bytes, filename: str, selection: RuleSelection = DEFAULT_SELECTION
+    data: bytes,
+    filename: str,
+    selection: RuleSelection = DEFAULT_SELECTION,
+    project: Project | None = None,
 ) -> Analysis:
-    """`analyze_bytes`, or `analyze_notebook` for a `.ipynb` file."""
+    """`analyze_bytes`, or `analyze_notebook` for a `.ipynb` file. `project` (calls followed
+    into other project files) applies to Python files only: a notebook is analysed alone."""
     if is_notebook(filename):
         return analyze_notebook(data, filename, selection)
-    return analyze_bytes(data, filename, selection)
+    return analyze_bytes(data, filename, selection, project=project)
 
 
 # --- fixes -----------------------------------------------------------------------------------

@@ -6,6 +6,11 @@ process: no pool is started for a handful of files. The workers send back diagno
 messages only, never libcst trees (a process holding many trees pays for them on every garbage
 collection; see benchmarks/README.md).
 
+With a project layout, a task's file is analysed as part of its project: calls into other
+project files are followed. Each process keeps one `Project` per layout for its whole life, so
+a file that many others call into is read and parsed once per process, not once per caller; the
+outcome names the files the analysis read, with their hashes, for the results cache.
+
 A task never raises: an exception in the analysis becomes an error message of its outcome. A
 worker process that dies (a crash in a C extension, the out-of-memory killer) breaks the pool;
 the tasks that had not finished are then run again one by one, each in a process of its own,
@@ -30,11 +35,15 @@ from typing import TYPE_CHECKING
 
 from torchlint.diagnostics import Diagnostic
 from torchlint.notebook import analyze_file
+from torchlint.project.layout import ProjectLayout
+from torchlint.project.project import Project
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
     from multiprocessing.context import BaseContext
+
+    from torchlint.engine import Analysis
 
 # `multiprocessing` and `concurrent.futures` are imported when a pool is needed: a run that
 # checks a few files never pays for them.
@@ -50,6 +59,9 @@ class Task:
     filename: str
     data: bytes
     selection: RuleSelection
+    # The project the file belongs to; None: analyse the file on its own (`--no-project`,
+    # notebooks).
+    layout: ProjectLayout | None = None
 
 
 @dataclass
@@ -58,20 +70,45 @@ class Outcome:
     errors: list[str] = field(default_factory=list)  # internal errors: exit 2
     # The decoded text, for code frames; only sent back when there is something to show.
     text: str = ""
+    # The other project files the analysis read: absolute path -> content hash.
+    dependencies: dict[str, str] = field(default_factory=dict)
 
 
 Worker = Callable[[Task], Outcome]
+
+# This process's projects, one per layout: what they parsed serves every later task.
+_projects: dict[ProjectLayout, Project] = {}
+
+
+def project_for(
+    layout: ProjectLayout | None, projects: dict[ProjectLayout, Project] | None = None
+) -> Project | None:
+    """The `Project` of `layout` in `projects` (by default, this process's), made on first use.
+    A `Project` serves one analysis at a time: each process or thread needs its own."""
+    if layout is None:
+        return None
+    registry = _projects if projects is None else projects
+    found = registry.get(layout)
+    if found is None:
+        found = registry[layout] = Project(layout)
+    return found
+
+
+def outcome_of(analysis: Analysis) -> Outcome:
+    text = analysis.text if analysis.diagnostics else ""
+    dependencies = {str(path): digest for path, digest in analysis.dependencies.items()}
+    return Outcome(list(analysis.diagnostics), list(analysis.errors), text, dependencies)
 
 
 def analyze_task(task: Task) -> Outcome:
     """Analyse one file; never raises."""
     try:
-        analysis = analyze_file(task.data, task.filename, task.selection)
+        project = project_for(task.layout)
+        analysis = analyze_file(task.data, task.filename, task.selection, project=project)
     except Exception as exc:  # a bug outside the engine's own guards must cost one file
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return Outcome(errors=[f"{task.filename}: internal error: {detail}"])
-    text = analysis.text if analysis.diagnostics else ""
-    return Outcome(list(analysis.diagnostics), list(analysis.errors), text)
+    return outcome_of(analysis)
 
 
 def available_cpus() -> int:
