@@ -393,10 +393,13 @@ class TorchlintServer(LanguageServer):
     def schedule(self, uri: str, delay: float) -> None:
         """Lint `uri` after `delay` seconds, superseding every earlier request for it."""
         state = self.documents.get(uri)
-        if state is None:
-            return
+        if state is not None:
+            self._restart(state, lambda generation: self._lint(state, generation, delay))
+
+    def _restart(self, state: DocumentState | NotebookState, lint: Callable[[int], Any]) -> None:
+        """Supersede every pending lint of a document or notebook with `lint(generation)`."""
         state.generation += 1
-        task = self.spawn(self._lint(state, state.generation, delay))
+        task = self.spawn(lint(state.generation))
         state.tasks.add(task)
         task.add_done_callback(state.tasks.discard)
 
@@ -495,12 +498,8 @@ class TorchlintServer(LanguageServer):
 
     def schedule_notebook(self, uri: str, delay: float) -> None:
         state = self.notebooks.get(uri)
-        if state is None:
-            return
-        state.generation += 1
-        task = self.spawn(self._lint_notebook(state, state.generation, delay))
-        state.tasks.add(task)
-        task.add_done_callback(state.tasks.discard)
+        if state is not None:
+            self._restart(state, lambda generation: self._lint_notebook(state, generation, delay))
 
     async def _lint_notebook(self, state: NotebookState, generation: int, delay: float) -> None:
         def current() -> bool:
