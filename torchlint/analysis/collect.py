@@ -686,7 +686,26 @@ class _Collector:
             subject=root_name(value),
             value=value,
             reset_in=reset_in,
+            producer=self.producer_of(value),
         )
+
+    def producer_of(self, value: cst.BaseExpression) -> str | None:
+        """The variable called to compute `value`: `model` for `model(x)`, for `out` after
+        `out = model(x)`, and for `out.logits * w`."""
+        while isinstance(value, cst.BinaryOperation | cst.UnaryOperation):
+            value = value.left if isinstance(value, cst.BinaryOperation) else value.expression
+        called = self.values.variable_call(value)
+        if called is not None:
+            return called
+        while type(value) is cst.Call and type(value.func) is cst.Attribute:
+            value = value.func.value  # `loss.mean()`, `out.float()`
+        while isinstance(value, cst.Attribute | cst.Subscript):
+            text = dotted(value)
+            if text is not None and text in self.values.produced_by:
+                return self.values.produced_by[text]
+            value = value.value
+        text = dotted(value)
+        return self.values.produced_by.get(text) if text is not None else None
 
     def calls_no_grad_function(self, value: cst.BaseExpression) -> bool:
         """`loss = compute(...)` where `compute` is decorated with `torch.no_grad()`."""

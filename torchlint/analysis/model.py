@@ -126,6 +126,9 @@ class Event:
     subject_no_grad: bool = False
     non_blocking: bool = False  # TRANSFER: `non_blocking=True` was passed
     value: cst.BaseExpression | None = None  # ACCUMULATE: what is added
+    # ACCUMULATE: the variable whose call computed the added value (`model` for `out` after
+    # `out = model(x)`), when the module shows one.
+    producer: str | None = None
     # ACCUMULATE: the enclosing loops in whose iteration the total was (re)set before this.
     reset_in: tuple[LoopFrame, ...] = ()
     # CALL: the callee defined in this module (after the module is read), or one in another

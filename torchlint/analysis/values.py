@@ -9,6 +9,8 @@ updates these facts in program order, so `loss = loss.item()` makes `loss` a pla
 
 from __future__ import annotations
 
+import builtins
+import re
 import weakref
 from typing import Protocol
 
@@ -38,6 +40,13 @@ DETACHING_METHODS = PY_VALUE_METHODS | {
 }
 NUMBER_BUILTINS = {"float", "int", "bool"}
 NON_TENSOR_ATTRIBUTES = {"shape", "dtype", "device", "ndim", "grad_fn", "requires_grad", "is_cuda"}
+PYTHON_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswith("_"))
+# Builtins whose result is their arguments or made of them: `sum(losses)`, `max(a, b)`.
+VALUE_BUILTINS = {"sum", "min", "max", "abs", "pow", "sorted", "reversed", "list", "tuple"}
+# Method names that say they return what a model computed (`self.compute_loss(batch)`).
+MODEL_RESULT_NAME = re.compile(
+    r"loss|forward|logit|output|predict|score|criterion|model|step", re.IGNORECASE
+)
 NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
 NON_TENSOR_TORCH = (
     "torch.cuda.",
@@ -74,6 +83,8 @@ class Namespace(Protocol):
     def constructed_kind(self, text: str) -> str | None: ...
 
     def resolve_function(self, name: str) -> Scope | None: ...
+
+    def project_class_of(self, receiver: str) -> str | None: ...
 
 
 class Values:
@@ -179,7 +190,7 @@ class Values:
                     return False
                 if self.is_graph(func.value):
                     return True
-            return self.forward_call(node)
+            return self.builtin_of_graph(node) or self.forward_call(node)
         return False
 
     def is_host(self, node: cst.BaseExpression) -> bool:
@@ -232,17 +243,43 @@ class Values:
         head = name.split(".", 1)[0]
         if name in self.ns.top_names or head in self.ns.imports.aliases:
             return None
-        if type(func) is cst.Name and (
-            name in NUMBER_BUILTINS or name in NON_TENSOR_BUILTINS or name in ("print", "iter")
-        ):
-            return None
+        if type(func) is cst.Name and name in PYTHON_BUILTINS:
+            return None  # `min(a, b)`, `getattr(m, n)`: see `builtin_of_graph`
         if self.ns.resolve_local(name) is not None:
             return None
         if type(func) is cst.Attribute and head != "self":
             return None  # `y.sum()` on a value we know nothing about
+        if type(func) is cst.Attribute and self._own_helper(name):
+            return None
         if name.lower().endswith(("bar", "logger", "writer", "meter")):
             return None
         return name
+
+    def _own_helper(self, name: str) -> bool:
+        """`self.make_targets(...)`: a method of the class being walked whose name does not say
+        it computes a model's result (`self.compute_loss(...)` does)."""
+        _, _, method = name.partition(".")
+        if "." in method:
+            return False
+        cls = self.ns.project_class_of("self")
+        methods = self.ns.class_methods.get(cls, ()) if cls is not None else ()
+        return method in methods and not MODEL_RESULT_NAME.search(method)
+
+    def builtin_of_graph(self, node: cst.Call) -> bool:
+        """`sum(losses)`, `max(a, b)`: a builtin that returns (a container of) its arguments,
+        given a tensor on the graph. Other builtins (`getattr`, `len`, ...) never give one."""
+        return self._builtin(node) in VALUE_BUILTINS and any(
+            self.is_graph(a.value) for a in node.args
+        )
+
+    def _builtin(self, node: cst.Call) -> str | None:
+        """The name of the Python builtin `node` calls (not shadowed by the module), or None."""
+        func = node.func
+        if type(func) is not cst.Name or func.value not in PYTHON_BUILTINS:
+            return None
+        if func.value in self.ns.top_names or self.ns.resolve_local(func.value) is not None:
+            return None
+        return func.value
 
     def is_module_object(self, node: cst.BaseExpression) -> bool:
         """`nn.Linear(...)`, `Net()`, `model`: a module being moved, not a tensor."""
@@ -303,6 +340,10 @@ class Values:
                 return not self.is_module_object(func.value)
             if self.is_tensor(func.value):
                 return True
+        elif self._builtin(node) is not None:
+            return self._builtin(node) in VALUE_BUILTINS and any(
+                self.is_tensor(a.value) for a in node.args
+            )
         return self.forward_call(node)
 
 

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.model import Event, Kind
+from torchlint.analysis.names import last_segment, looks_like_model
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized
@@ -30,6 +31,8 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
+                if not self._in_training(ctx, event) and not _model_result(event.producer):
+                    continue  # outside training, only a model's or a loss's result is evidence
                 target, value = event.receiver or "total", parenthesized(ctx, event.value)
                 appending = isinstance(event.node, cst.Call)
                 kept = "list" if appending else "running total"
@@ -52,6 +55,11 @@ class LossAccumulatedWithGraph(Rule):
         decisive = training[-1] if training else loops[-1]
         return decisive not in event.reset_in
 
+    def _in_training(self, ctx: RuleContext, event: Event) -> bool:
+        return any(
+            ctx.loops.model_of(loop).has_backward for loop in event.loops if not loop.is_param_loop
+        )
+
     def _backpropagated(self, event: Event) -> bool:
         target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
         return any(
@@ -64,3 +72,13 @@ class LossAccumulatedWithGraph(Rule):
         method = "detach" if appending else "item"
         content = f"{parenthesized(ctx, event.value)}.{method}()"
         return ctx.fix("unsafe", f"Use `.{method}()`", ctx.replace(event.value, content))
+
+
+_LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
+
+
+def _model_result(producer: str | None) -> bool:
+    """Whether `producer` (a called variable) is a model or a loss function by its name."""
+    return producer is not None and (
+        looks_like_model(producer) or bool(_LOSS_NAME.search(last_segment(producer)))
+    )
