@@ -373,11 +373,7 @@ class _Collector:
         )
         loop.sources.extend(self.loop_sources(node.iter))
         self.scope.loops.append(loop)
-        self.frames.append(loop)
-        self.loop_assigned.append(set())
-        self.block(node.body)
-        self.loop_assigned.pop()
-        self.frames.pop()
+        self.loop_body(loop, node.body)
         if node.orelse is not None:
             self.block(node.orelse.body)
 
@@ -385,15 +381,32 @@ class _Collector:
         self.order += 1
         loop = LoopFrame(node, self.scope, "", False, tuple(self.frames), self.order)
         self.scope.loops.append(loop)
-        self.frames.append(loop)
-        self.loop_assigned.append(set())
-        self.anchor_at(node.test)
-        self.expr(node.test)
-        self.block(node.body)
-        self.loop_assigned.pop()
-        self.frames.pop()
+        self.loop_body(loop, node.body, node.test)
         if node.orelse is not None:
             self.block(node.orelse.body)
+
+    def loop_body(
+        self, loop: LoopFrame, body: cst.BaseSuite, test: cst.BaseExpression | None = None
+    ) -> None:
+        start = len(self.scope.events)
+        self.frames.append(loop)
+        self.loop_assigned.append(set())
+        if test is not None:
+            self.anchor_at(test)
+            self.expr(test)
+        self.block(body)
+        assigned = self.loop_assigned.pop()
+        self.frames.pop()
+        for event in self.scope.events[start:]:
+            # `running += loss` ... `running = 0` after the optimizer step: the total spans a
+            # few iterations of this loop, not all of them.
+            receiver = event.receiver or ""
+            if (
+                event.kind is Kind.ACCUMULATE
+                and loop not in event.reset_in
+                and (receiver in assigned or receiver.split("[", 1)[0] in assigned)
+            ):
+                event.reset_in = (*event.reset_in, loop)
 
     def with_(self, node: cst.With) -> None:
         pushed = 0

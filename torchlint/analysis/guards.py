@@ -57,6 +57,8 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
         if isinstance(test, cst.Name | cst.Attribute):
+            if _PERIODIC_FLAG.fullmatch((dotted(test) or "").rsplit(".", 1)[-1]):
+                return GuardKind.PERIODIC  # `if self.control.should_log:`: set every N steps
             return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
         callee = (dotted(test.func) or "") if type(test) is cst.Call else ""
         if callee.endswith(("is_available", "is_initialized")):
@@ -64,6 +66,9 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
     return GuardKind.OTHER
 
 
+# Flags a training framework raises every N steps (the Trainer's `control.should_log`,
+# Accelerate's `sync_gradients` at the end of an accumulation window).
+_PERIODIC_FLAG = re.compile(r"should_\w+|sync_gradients|is_\w+_step|\w+_now|do_\w+_step")
 _COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
 
 

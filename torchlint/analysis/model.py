@@ -129,7 +129,7 @@ class Event:
     # ACCUMULATE: the variable whose call computed the added value (`model` for `out` after
     # `out = model(x)`), when the module shows one.
     producer: str | None = None
-    # ACCUMULATE: the enclosing loops in whose iteration the total was (re)set before this.
+    # ACCUMULATE: the enclosing loops in whose iteration the total is (re)set, before or after.
     reset_in: tuple[LoopFrame, ...] = ()
     # CALL: the callee defined in this module (after the module is read), or one in another
     # project file (found when first asked), and how arguments bind to parameters.

@@ -18,6 +18,7 @@ code generation over the whole module, which is always correct.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -197,7 +198,9 @@ class _Aligner:
         """Align the `top`-th statement of the module; False when `ast` cannot help."""
         if self._tree is None:
             try:
-                self._tree = ast.parse(self.parsed.text).body
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
+                    self._tree = ast.parse(self.parsed.text).body
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = []
             index = 0

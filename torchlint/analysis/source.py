@@ -6,6 +6,7 @@ import codecs
 import io
 import re
 import tokenize
+import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -154,7 +155,9 @@ def _python_syntax_error(text: str) -> ParseFailure | None:
     """CPython's own parser words syntax errors best and places them exactly; we ask it only
     after libcst has failed, so the cost is paid on broken files alone."""
     try:
-        compile(text, "<torchlint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `1()` and the like: the user's business, not ours
+            compile(text, "<torchlint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
     except SyntaxError as exc:
         row = exc.lineno or 1
         column = exc.offset or 1

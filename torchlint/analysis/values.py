@@ -45,7 +45,7 @@ PYTHON_BUILTINS = frozenset(name for name in dir(builtins) if not name.startswit
 VALUE_BUILTINS = {"sum", "min", "max", "abs", "pow", "sorted", "reversed", "list", "tuple"}
 # Method names that say they return what a model computed (`self.compute_loss(batch)`).
 MODEL_RESULT_NAME = re.compile(
-    r"loss|forward|logit|output|predict|score|criterion|model|step", re.IGNORECASE
+    r"loss|forward|logit|output|predict|score|criterion|model", re.IGNORECASE
 )
 NON_TENSOR_BUILTINS = {"len", "str", "repr", "round", "range", "enumerate", "zip", "list", "dict"}
 NON_TENSOR_TORCH = (

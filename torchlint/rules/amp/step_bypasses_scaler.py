@@ -25,10 +25,16 @@ class StepBypassesScaler(Rule):
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.loops.training:
             events = model.events
-            scaled = [e for e in events if e.kind is Kind.BACKWARD and e.event.via == "scaled"]
+            scaled = [
+                e
+                for e in events
+                if e.kind is Kind.BACKWARD
+                and e.event.via == "scaled"
+                and not _owned_by_another_object(_scaler_of(e))
+            ]
             if not scaled:
                 continue
-            scaler = scaled[0].event.scaler or scaled[0].receiver or "scaler"
+            scaler = _scaler_of(scaled[0])
             for step in events:
                 if step.kind is not Kind.STEP or step.event.via != "optimizer":
                     continue
@@ -94,3 +100,20 @@ class StepBypassesScaler(Rule):
         if insert is None:
             return None
         return ctx.fix("unsafe", f"Call `{scaler}.update()` after the step", insert)
+
+
+def _scaler_of(backward: IterEvent) -> str:
+    """The scaler of a scaled backward, in the loop's terms: `accelerator.scaler` for
+    `self.scaler.scale(loss).backward()` inside `accelerator.backward(loss)`."""
+    receiver = backward.receiver or ""
+    if ".scale(" in receiver:
+        return receiver.split(".scale(", 1)[0]
+    return backward.event.scaler or receiver or "scaler"
+
+
+def _owned_by_another_object(scaler: str) -> bool:
+    """`accelerator.scaler`: the scaler of an object the loop hands its backward to (a
+    framework's accelerator or engine), which then also wraps the optimizer it prepared, so
+    a plain-looking `optimizer.step()` goes through the scaler."""
+    head, dot, _ = scaler.partition(".")
+    return bool(dot) and head != "self"

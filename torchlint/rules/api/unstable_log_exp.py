@@ -11,6 +11,9 @@ from torchlint.rules.api.calls import is_one, keywords, positional, starred
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized, torch_name
 
+_ROUNDING = {"torch.floor", "torch.ceil", "torch.round", "torch.trunc", "torch.numel"}
+_ROUNDING_METHODS = {"floor", "ceil", "round", "trunc", "long", "int", "numel", "size"}
+
 
 class UnstableLogExp(Rule):
     code = "TL507"
@@ -41,7 +44,11 @@ class UnstableLogExp(Rule):
             return
         if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
             x = value.right if is_one(value.left) else value.left if is_one(value.right) else None
-            if x is None:
+            if x is None or self._integer_valued(ctx, x):
+                return  # `log(1 + floor(n / m))`: `x` is 0 or at least 1, nothing is lost
+            exp_of = self._exp_argument(ctx, x)
+            if exp_of is not None and not _non_positive(ctx, exp_of):
+                self._softplus(ctx, call, exp_of)
                 return
             torch, edits = torch_name(ctx)
             edits.append(ctx.replace(call, f"{torch}.log1p({ctx.text(x)})"))
@@ -73,6 +80,36 @@ class UnstableLogExp(Rule):
             "in float32 (11 in float16) unless the maximum was subtracted first; "
             "`torch.logsumexp(x, dim)` does that for you, in one call.",
             fix=ctx.fix("safe", f"Replace with `{torch}.logsumexp(...)`", *edits),
+        )
+
+    def _integer_valued(self, ctx: RuleContext, x: cst.BaseExpression) -> bool:
+        if type(x) is not cst.Call:
+            return type(x) is cst.Integer
+        qual = ctx.facts.imports.qualify(x.func) or ""
+        if qual in _ROUNDING:
+            return True
+        method = x.func.attr.value if type(x.func) is cst.Attribute else ""
+        return method in _ROUNDING_METHODS
+
+    def _exp_argument(self, ctx: RuleContext, x: cst.BaseExpression) -> cst.BaseExpression | None:
+        if type(x) is cst.Call and ctx.facts.imports.qualify(x.func) == "torch.exp":
+            return _single_argument(x)
+        return None
+
+    def _softplus(self, ctx: RuleContext, call: cst.Call, y: cst.BaseExpression) -> None:
+        """`log(1 + exp(y))` is softplus: `log1p` would still overflow in `exp`."""
+        torch, edits = torch_name(ctx)
+        edits.append(ctx.replace(call, f"{torch}.nn.functional.softplus({ctx.text(y)})"))
+        ctx.report(
+            call,
+            f"`{ctx.text(call)}` is softplus spelled out: `exp` overflows to `inf` once "
+            f"`{ctx.text(y)}` exceeds about 88 in float32 (11 in float16), and `1 + x` drops "
+            "small values; `torch.nn.functional.softplus(x)` computes it stably.",
+            fix=ctx.fix(
+                "unsafe",  # where the original overflowed to inf, softplus gives a number
+                f"Replace with `{torch}.nn.functional.softplus(...)`",
+                *edits,
+            ),
         )
 
     def _exp(self, ctx: RuleContext, use: ApiUse) -> None:
@@ -169,3 +206,15 @@ def _subtraction_of(root: cst.CSTNode, call: cst.Call) -> cst.BinaryOperation | 
             continue
         stack.extend(node.children)
     return None
+
+
+def _non_positive(ctx: RuleContext, y: cst.BaseExpression) -> bool:
+    """`-x.abs()`, `-torch.abs(x)`: `exp` of it is at most 1, so `log1p` is the stable form."""
+    if type(y) is not cst.UnaryOperation or type(y.operator) is not cst.Minus:
+        return False
+    inner = y.expression
+    if type(inner) is not cst.Call:
+        return False
+    if type(inner.func) is cst.Attribute and inner.func.attr.value == "abs":
+        return True
+    return ctx.facts.imports.qualify(inner.func) == "torch.abs"

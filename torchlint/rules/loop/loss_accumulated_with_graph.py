@@ -31,8 +31,10 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
-                if not self._in_training(ctx, event) and not _model_result(event.producer):
-                    continue  # outside training, only a model's or a loss's result is evidence
+                if not self._in_training(ctx, event) and not (
+                    _model_result(event.producer) and self._over_data(ctx, event)
+                ):
+                    continue  # outside training: a model's outputs collected batch by batch
                 target, value = event.receiver or "total", parenthesized(ctx, event.value)
                 appending = isinstance(event.node, cst.Call)
                 kept = "list" if appending else "running total"
@@ -60,6 +62,15 @@ class LossAccumulatedWithGraph(Rule):
             ctx.loops.model_of(loop).has_backward for loop in event.loops if not loop.is_param_loop
         )
 
+    def _over_data(self, ctx: RuleContext, event: Event) -> bool:
+        """The innermost loop runs over batches of data (a DataLoader, or an iterable named
+        like one), not over a model's layers, tasks or chunks."""
+        loops = [loop for loop in event.loops if not loop.is_param_loop]
+        if not loops:
+            return False
+        loop = loops[-1]
+        return bool(ctx.links.loaders_of(loop)) or bool(_DATA_NAME.search(loop.iter_text))
+
     def _backpropagated(self, event: Event) -> bool:
         target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
         return any(
@@ -75,6 +86,7 @@ class LossAccumulatedWithGraph(Rule):
 
 
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
+_DATA_NAME = re.compile(r"loader|batches|dataset|(^|\W|_)(dl|data)($|\W|_)", re.IGNORECASE)
 
 
 def _model_result(producer: str | None) -> bool:
