@@ -47,11 +47,9 @@ def fetch(folder: Path) -> dict[str, Path]:
         dist = name.replace("-", "_")
         wheels = sorted(folder.glob(f"{dist}-{pinned}-*.whl"))
         if not wheels:
-            subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-                + ["--disable-pip-version-check", "--dest", str(folder), f"{name}=={pinned}"],
-                check=True,
-            )
+            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
+            options = ["--disable-pip-version-check", "--dest", str(folder)]
+            subprocess.run([*pip, *options, f"{name}=={pinned}"], check=True)
             wheels = sorted(folder.glob(f"{dist}-{pinned}-*.whl"))
         root = folder / f"{dist}-{pinned}"
         if not (root / "pyproject.toml").exists():
@@ -65,7 +63,7 @@ def fetch(folder: Path) -> dict[str, Path]:
 def check(root: Path, project: bool) -> tuple[list[dict[str, Any]], float, int]:
     """Findings (JSON objects), wall time and the number of files checked."""
     command = [sys.executable, "-m", "torchlint", "check", str(root), "--no-cache"]
-    command += ["--output-format", "json"] + ([] if project else ["--no-project"])
+    command += ["--output-format", "json", *([] if project else ["--no-project"])]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
