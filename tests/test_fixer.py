@@ -166,7 +166,10 @@ def test_fix_text_rejects_fixes_that_break_the_file(monkeypatch: pytest.MonkeyPa
     broken = diagnostic(edit("(", (1, 1)), row=1)
 
     def analyze_with_broken_fix(
-        text: str, filename: str = "<stdin>", selection: RuleSelection = DEFAULT_SELECTION
+        text: str,
+        filename: str = "<stdin>",
+        selection: RuleSelection = DEFAULT_SELECTION,
+        project: object = None,
     ) -> Analysis:
         analysis = analyze_source(text, filename, selection)
         if not text.startswith("("):

@@ -413,8 +413,6 @@ def _analyze_here(task: Task, run: CheckRun) -> Outcome:
     if is_notebook(task.filename):
         return outcome_of(analyze_notebook(task.data, task.filename, task.selection))
     project = project_for(task.layout, run.projects)
-    if project is None:
-        return outcome_of(analyze_bytes(task.data, task.filename, task.selection))
     return outcome_of(analyze_bytes(task.data, task.filename, task.selection, project=project))
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from torchlint.analysis.source import LineIndex, ParseFailure, parse_source
 from torchlint.diagnostics import Diagnostic, Edit
-from torchlint.engine import DEFAULT_SELECTION, Analysis, analyze_source
+from torchlint.engine import DEFAULT_SELECTION, analyze_source
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
@@ -148,14 +148,6 @@ def _apply_fixes(text: str, diagnostics: Sequence[Diagnostic], newline: str) -> 
     return apply_edits(text, edits, newline)
 
 
-def _analyze(
-    text: str, filename: str, selection: RuleSelection, project: Project | None
-) -> Analysis:
-    if project is None:  # the file alone, as before projects existed
-        return analyze_source(text, filename, selection)
-    return analyze_source(text, filename, selection, project=project)
-
-
 def fix_text(
     text: str,
     filename: str = "<stdin>",
@@ -170,7 +162,7 @@ def fix_text(
     fixed file reports; the findings it redirects from other files carry no fix, so only
     `text` is ever edited."""
     newline = dominant_newline(text)
-    analysis = _analyze(text, filename, selection, project)
+    analysis = analyze_source(text, filename, selection, project=project)
     errors: list[str] = list(analysis.errors)
     rejected: list[str] = []
     rejected_keys: set[tuple[str, str, str, tuple[str, ...]]] = set()
@@ -220,7 +212,7 @@ def fix_text(
             break
         current = updated
         fixed += len(accepted)
-        analysis = _analyze(current, filename, selection, project)
+        analysis = analyze_source(current, filename, selection, project=project)
         errors.extend(error for error in analysis.errors if error not in errors)
     return FixResult(
         current,

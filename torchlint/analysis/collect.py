@@ -824,8 +824,7 @@ class _Collector:
         """A call of something imported from another project file. False when a definition or
         parameter of this file shadows the imported name (the call is then read as local)."""
         assert self.project is not None
-        root = root_name(node.func)
-        if root is None or root in self.top_names or root in self.scope.params:
+        if self.shadowed(node.func):
             return False
         symbol = self.project.symbol(qual)
         if symbol is not None and symbol.is_class:
@@ -1171,13 +1170,16 @@ class _Collector:
         return None
 
     def is_project_class(self, func: cst.BaseExpression, qual: str) -> bool:
-        if self.project is None or not self.project.is_project(qual):
-            return False
-        root = root_name(func)
-        if root is None or root in self.top_names or root in self.scope.params:
+        if self.project is None or not self.project.is_project(qual) or self.shadowed(func):
             return False
         symbol = self.project.symbol(qual)
         return symbol is not None and symbol.is_class
+
+    def shadowed(self, func: cst.BaseExpression) -> bool:
+        """Whether the imported name `func` starts with is hidden here by a definition of the
+        module or a parameter (`def fit(engine, ...)`: not the project's `engine.py`)."""
+        root = root_name(func)
+        return root is None or root in self.top_names or root in self.scope.params
 
     def is_scaler(self, text: str) -> bool:
         return looks_like_scaler(text) or self.role_is(text, "scaler")

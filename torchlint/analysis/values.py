@@ -340,10 +340,10 @@ class Values:
                 return not self.is_module_object(func.value)
             if self.is_tensor(func.value):
                 return True
-        elif self._builtin(node) is not None:
-            return self._builtin(node) in VALUE_BUILTINS and any(
-                self.is_tensor(a.value) for a in node.args
-            )
+        else:
+            builtin = self._builtin(node)
+            if builtin is not None:
+                return builtin in VALUE_BUILTINS and any(self.is_tensor(a.value) for a in node.args)
         return self.forward_call(node)
 
 

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from pygls.uris import to_fs_path
 
+from torchlint.cache import content_hash
 from torchlint.engine import Analysis
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project, content_hash, read_file
+from torchlint.project.project import Project, read_file
 
 OpenText = Callable[[Path], str | None]
 

@@ -134,9 +134,6 @@ def callers_elsewhere(project: Project, path: Path, name: str) -> list[CallerSit
         source = project.source(other)
         if source is None or needle not in source[0]:
             continue
-        exports = project.exports(other)
-        if exports is None:
-            continue
         search = project.layout.search_path(other)
         for call in project.calls(other):
             if call.qualified.rsplit(".", 1)[-1] != name:

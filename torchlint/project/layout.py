@@ -65,6 +65,14 @@ class ProjectLayout:
     def is_package(self, path: Path) -> bool:
         return path.name in ("__init__.py", "__init__.pyi")
 
+    def package_of(self, path: Path) -> str | None:
+        """The package relative imports in `path` start from: `pkg` for `pkg/engine.py` and for
+        `pkg/__init__.py`, `""` for a top-level module; None outside the source roots."""
+        module = self.module_name(path)
+        if module is None or self.is_package(path):
+            return module
+        return module.rpartition(".")[0]
+
     def search_path(self, importer: Path) -> tuple[Path, ...]:
         """Where an absolute import in `importer` is looked up: the importer's own folder first
         when it is a script (not inside a package: `python train.py` puts its folder on

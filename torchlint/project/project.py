@@ -8,7 +8,6 @@ the files that used it look again. Each analysis records the files it consulted
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import OrderedDict
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torchlint.cache import content_hash
 from torchlint.project.callers import CallRecord, python_files, read_calls
 from torchlint.project.exports import ModuleExports, read_exports, resolve_relative
 from torchlint.project.layout import ProjectLayout
@@ -42,10 +42,6 @@ def read_file(path: Path) -> bytes | None:
             return handle.read(MAX_DEPENDENCY_BYTES + 1)
     except OSError:
         return None
-
-
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -89,21 +85,12 @@ class FileContext:
         self.path = path
         layout = project.layout
         self.module = layout.module_name(path)
-        if self.module is None:
-            self.package: str | None = None
-        elif layout.is_package(path):
-            self.package = self.module
-        else:
-            self.package = self.module.rpartition(".")[0]
+        self.package = layout.package_of(path)
         self.search = layout.search_path(path)
         self.names = project.top_level_names(self.search)
 
     def relative(self, level: int, module: str | None) -> str | None:
-        # A script outside any package still resolves `from . import x` against its folder.
-        package = self.package if self.package is not None else ""
-        if self.module is None:
-            return None
-        return resolve_relative(package, level, module)
+        return resolve_relative(self.package, level, module)
 
     def is_project(self, qualified: str) -> bool:
         return qualified.split(".", 1)[0] in self.names
@@ -144,7 +131,6 @@ class Project:
         self._exports: dict[tuple[Path, str], ModuleExports] = {}
         self._loaded: OrderedDict[tuple[Path, str], LoadedModule] = OrderedDict()
         self._names: dict[tuple[Path, ...], frozenset[str]] = {}
-        self._loading: set[Path] = set()
         self._files: list[Path] | None = None
         self._symbols: dict[tuple[str, tuple[Path, ...]], Symbol | None] = {}  # this round's
         self._calls: dict[tuple[Path, str], list[CallRecord]] = {}
@@ -205,11 +191,10 @@ class Project:
         key = (path, digest)
         if key not in self._exports:
             module = self.layout.module_name(path) or path.stem
-            package = module if self.layout.is_package(path) else module.rpartition(".")[0]
             text = data.decode("utf-8", errors="replace")
             if len(self._exports) > 4096:
                 self._exports.clear()
-            self._exports[key] = read_exports(text, module, package)
+            self._exports[key] = read_exports(text, module, self.layout.package_of(path))
         return self._exports[key]
 
     def python_files(self) -> list[Path]:
@@ -312,17 +297,13 @@ class Project:
     def load(self, path: Path) -> LoadedModule | None:
         """The collected facts of a project file (parsed once per content, kept while used)."""
         source = self.source(path)
-        if source is None or path in self._loading:
+        if source is None:
             return None
         data, digest = source
         key = (path, digest)
         loaded = self._loaded.get(key)
         if loaded is None:
-            self._loading.add(path)
-            try:
-                loaded = self._collect(path, data, digest)
-            finally:
-                self._loading.discard(path)
+            loaded = self._collect(path, data, digest)  # resolves other files' calls lazily
             if loaded is None:
                 return None
             self._loaded[key] = loaded
