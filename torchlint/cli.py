@@ -40,21 +40,18 @@ from torchlint.config import (
 )
 from torchlint.diagnostics import Diagnostic
 from torchlint.discovery import ReadError, discover, display_path, read_file
-from torchlint.engine import analyze_bytes
 from torchlint.fixer import (
     EncodingError,
     decode_file,
     encode_file,
     fix_applies,
-    fix_text,
     unified_diff,
     write_atomic,
 )
-from torchlint.notebook import analyze_notebook, fix_notebook, is_notebook
+from torchlint.notebook import fix_notebook, is_notebook
 from torchlint.notebook import read as read_notebook
-from torchlint.parallel import Outcome, Task, analyze_all, outcome_of, project_for, worker_count
+from torchlint.parallel import Outcome, Task, analyze_all, outcome_of, worker_count
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project
 from torchlint.report import (
     FORMATS,
     MACHINE_FORMATS,
@@ -66,6 +63,7 @@ from torchlint.report import (
 )
 from torchlint.rules import ALL_RULES, Rule, lookup
 from torchlint.selection import RuleSelection
+from torchlint.workspace import Workspace
 
 OUTPUT_FORMAT_ENV = "TORCHLINT_OUTPUT_FORMAT"
 
@@ -119,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULES",
         help="comma-separated rules to run (codes, prefixes, names or ALL); replaces the "
         "configuration's `select`",
+    )
+    check.add_argument(
+        "--extend-select",
+        action="append",
+        metavar="RULES",
+        help="comma-separated rules to run on top of the selection (the configuration's or "
+        "--select's)",
     )
     check.add_argument(
         "--ignore",
@@ -360,8 +365,9 @@ class CheckRun:
     fixed: int = 0  # fixes written (or, with --diff, that would be)
     diffs: list[str] = field(default_factory=list)
     failed: bool = False  # something went wrong: exit 2
-    # The projects of the files analysed in this process (one per layout, for the whole run).
-    projects: dict[ProjectLayout, Project] = field(default_factory=dict)
+    # How the files are analysed and fixed in this process (the projects, one per layout, live
+    # for the whole run); the language server goes through the same `Workspace`.
+    workspace: Workspace = field(default_factory=Workspace)
 
     def fail(self, message: str) -> None:
         _error(message)
@@ -410,10 +416,9 @@ def _output_format(args: argparse.Namespace) -> OutputFormat:
 
 
 def _analyze_here(task: Task, run: CheckRun) -> Outcome:
-    if is_notebook(task.filename):
-        return outcome_of(analyze_notebook(task.data, task.filename, task.selection))
-    project = project_for(task.layout, run.projects)
-    return outcome_of(analyze_bytes(task.data, task.filename, task.selection, project=project))
+    return outcome_of(
+        run.workspace.analyse_file(task.data, task.filename, task.selection, layout=task.layout)
+    )
 
 
 def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRun) -> None:
@@ -467,13 +472,17 @@ def _fix_file(job: FileJob, args: argparse.Namespace, run: CheckRun) -> None:
     source = decode_file(job.data)
     if source is None:  # the engine reported why it cannot be read; nothing to fix
         return
-    result = fix_text(
+    fixing = run.workspace.fix(
         source.text,
         filename,
         job.selection,
+        path=job.path if job.layout is not None else None,
+        layout=job.layout,
         unsafe=args.unsafe_fixes,
-        project=project_for(job.layout, run.projects),
     )
+    for message in fixing.problems:
+        _debug(args, message)
+    result = fixing.result
     for message in result.errors:
         if message not in job.errors:  # reported already by the first analysis
             run.fail(f"internal error: {message}")
@@ -625,10 +634,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     try:
         select = parse_selector_option(args.select, "--select")
         ignore = parse_selector_option(args.ignore, "--ignore") or ()
+        extend = parse_selector_option(args.extend_select, "--extend-select") or ()
         config = Path(args.config) if args.config else None
         if config is not None and not config.is_file():
             raise ConfigError(f"--config: {args.config}: no such file")
-        resolver = ConfigResolver(CliOverrides(select, ignore, config))
+        resolver = ConfigResolver(CliOverrides(select, ignore, config, extend))
         paths = args.paths or ["."]
         found = discover(paths, resolver, force_exclude=args.force_exclude)
         files = [

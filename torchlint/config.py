@@ -239,6 +239,7 @@ class Config:
             select,
             (*self.ignore, *overrides.ignore),
             parse_version(self.target_torch_version),
+            extend=overrides.extend_select,
         )
         if self.per_file_ignores:
             parts, inside = self.relative_parts(file)
@@ -263,6 +264,7 @@ class CliOverrides:
     select: tuple[str, ...] | None = None  # replaces the configuration's `select`
     ignore: tuple[str, ...] = ()  # added to the configuration's `ignore`
     config: Path | None = None  # use this file for every path
+    extend_select: tuple[str, ...] = ()  # added to the (configuration's or the CLI's) `select`
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:

@@ -203,7 +203,7 @@ def _cell_lengths(notebook: Notebook) -> dict[int, list[int]]:
     return lengths
 
 
-def _where(notebook: Notebook, location: Location) -> tuple[int, Location]:
+def locate(notebook: Notebook, location: Location) -> tuple[int, Location]:
     """A virtual location as (cell, location in the cell)."""
     rows = notebook.rows
     row = min(max(location.row, 1), len(rows) - 1) if len(rows) > 1 else 1
@@ -219,19 +219,35 @@ def _where(notebook: Notebook, location: Location) -> tuple[int, Location]:
 
 
 def _map_edit(notebook: Notebook, edit: Edit) -> tuple[int, Edit] | None:
-    cell, start = _where(notebook, edit.location)
-    end_cell, end = _where(notebook, edit.end_location)
+    cell, start = locate(notebook, edit.location)
+    end_cell, end = locate(notebook, edit.end_location)
     if end_cell != cell:
         return None
     return cell, Edit(edit.content, start, end)
+
+
+_LINE_REFERENCE = re.compile(r"\bline (\d+)\b")
+
+
+def cell_message(notebook: Notebook, message: str, cell: int) -> str:
+    """A message's `line N` (a line of the virtual source) as the line of its cell: `line 4`
+    within the diagnostic's own cell, `cell 2, line 4` in another."""
+
+    def replace_reference(match: re.Match[str]) -> str:
+        other, local = locate(notebook, Location(int(match.group(1)), 1))
+        if other == 0:
+            return match.group(0)
+        return f"line {local.row}" if other == cell else f"cell {other}, line {local.row}"
+
+    return _LINE_REFERENCE.sub(replace_reference, message)
 
 
 def map_diagnostic(notebook: Notebook, diagnostic: Diagnostic) -> Diagnostic:
     """A diagnostic of the virtual source in cell coordinates. A range running into another
     cell is clipped to the end of its first cell; a fix with an edit that crosses a cell
     boundary is dropped (`--fix` would skip it)."""
-    cell, start = _where(notebook, diagnostic.location)
-    end_cell, end = _where(notebook, diagnostic.end_location)
+    cell, start = locate(notebook, diagnostic.location)
+    end_cell, end = locate(notebook, diagnostic.end_location)
     if end_cell != cell:
         lengths = _cell_lengths(notebook).get(cell, [0])
         end = Location(len(lengths), (lengths[-1] if lengths else 0) + 1)
@@ -244,10 +260,11 @@ def map_diagnostic(notebook: Notebook, diagnostic: Diagnostic) -> Diagnostic:
             fix = Fix(fix.applicability, fix.message, tuple(e[1] for e in edits if e is not None))
     related = []
     for note, where in diagnostic.related:
-        other, local = _where(notebook, where)
+        other, local = locate(notebook, where)
         related.append((f"{note} (cell {other}, line {local.row})", local))
     return replace(
         diagnostic,
+        message=cell_message(notebook, diagnostic.message, cell),
         location=start,
         end_location=max(end, start),
         fix=fix,

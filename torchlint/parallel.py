@@ -34,16 +34,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.notebook import analyze_file
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project
 from torchlint.selection import RuleSelection
+from torchlint.workspace import FileRun, Workspace
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
     from multiprocessing.context import BaseContext
-
-    from torchlint.engine import Analysis
 
 # `multiprocessing` and `concurrent.futures` are imported when a pool is needed: a run that
 # checks a few files never pays for them.
@@ -76,39 +73,25 @@ class Outcome:
 
 Worker = Callable[[Task], Outcome]
 
-# This process's projects, one per layout: what they parsed serves every later task.
-_projects: dict[ProjectLayout, Project] = {}
+# This process's workspace: the projects it parsed (one per layout) serve every later task.
+_workspace = Workspace()
 
 
-def project_for(
-    layout: ProjectLayout | None, projects: dict[ProjectLayout, Project] | None = None
-) -> Project | None:
-    """The `Project` of `layout` in `projects` (by default, this process's), made on first use.
-    A `Project` serves one analysis at a time: each process or thread needs its own."""
-    if layout is None:
-        return None
-    registry = _projects if projects is None else projects
-    found = registry.get(layout)
-    if found is None:
-        found = registry[layout] = Project(layout)
-    return found
-
-
-def outcome_of(analysis: Analysis) -> Outcome:
+def outcome_of(run: FileRun) -> Outcome:
+    analysis = run.analysis
     text = analysis.text if analysis.diagnostics else ""
-    dependencies = {str(path): digest for path, digest in analysis.dependencies.items()}
+    dependencies = {str(path): digest for path, digest in run.dependencies.items()}
     return Outcome(list(analysis.diagnostics), list(analysis.errors), text, dependencies)
 
 
 def analyze_task(task: Task) -> Outcome:
     """Analyse one file; never raises."""
     try:
-        project = project_for(task.layout)
-        analysis = analyze_file(task.data, task.filename, task.selection, project=project)
+        run = _workspace.analyse_file(task.data, task.filename, task.selection, layout=task.layout)
     except Exception as exc:  # a bug outside the engine's own guards must cost one file
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return Outcome(errors=[f"{task.filename}: internal error: {detail}"])
-    return outcome_of(analysis)
+    return outcome_of(run)
 
 
 def available_cpus() -> int:

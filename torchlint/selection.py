@@ -51,6 +51,7 @@ class RuleSelection:
     ignore: tuple[str, ...] = ()
     # The oldest PyTorch the project supports: rules whose advice needs a newer one stay silent.
     target_torch: tuple[int, int] | None = None
+    extend: tuple[str, ...] = ()  # enabled on top of `select` (`--extend-select`)
 
     def enabled(self, rule: type[Rule]) -> bool:
         target, needed = self.target_torch, rule.min_torch
@@ -60,13 +61,14 @@ class RuleSelection:
             chosen = rule.default_enabled
         else:
             chosen = any(_matches(s, rule) for s in self.select)
+        chosen = chosen or any(_matches(s, rule) for s in self.extend)
         return chosen and not any(_matches(s, rule) for s in self.ignore)
 
     def rules(self) -> tuple[type[Rule], ...]:
         return tuple(rule for rule in ALL_RULES if self.enabled(rule))
 
     def with_ignored(self, more: Iterable[str]) -> RuleSelection:
-        return RuleSelection(self.select, (*self.ignore, *more), self.target_torch)
+        return RuleSelection(self.select, (*self.ignore, *more), self.target_torch, self.extend)
 
     def cache_key(self) -> str:
         codes = ",".join(rule.code for rule in self.rules())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +48,7 @@ class RecordingClient(LanguageClient):
         self.publications: list[types.PublishDiagnosticsParams] = []
         self.configuration_delay = 0.0
         self.configuration_requests = 0
+        self.lens_refreshes = 0
 
     def published(self, uri: str) -> list[types.PublishDiagnosticsParams]:
         return [p for p in self.publications if p.uri == uri]
@@ -71,6 +73,10 @@ def _register(client: RecordingClient, params: types.RegistrationParams) -> None
     return None
 
 
+def _refresh_lenses(client: RecordingClient, params: None) -> None:
+    client.lens_refreshes += 1
+
+
 def make_client() -> RecordingClient:
     client = RecordingClient(converter_factory=default_converter)
     register_lsp_features(
@@ -80,6 +86,7 @@ def make_client() -> RecordingClient:
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: _record,
             types.WORKSPACE_CONFIGURATION: _configuration,
             types.CLIENT_REGISTER_CAPABILITY: _register,
+            types.WORKSPACE_CODE_LENS_REFRESH: _refresh_lenses,
         },
     )
     return client
@@ -158,6 +165,23 @@ class Document:
             )
         )
 
+    def edit(self, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
+        """An incremental change (as editors send keystrokes): `start` to `end` (0-based line,
+        UTF-16 character) replaced by `new_text`."""
+        where = types.Range(start=types.Position(*start), end=types.Position(*end))
+        self.version += 1
+        self.text = apply_text_edits(self.text, [types.TextEdit(range=where, new_text=new_text)])
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(range=where, text=new_text)
+                ],
+            )
+        )
+
     def save(self) -> None:
         self.client.text_document_did_save(
             types.DidSaveTextDocumentParams(
@@ -217,8 +241,14 @@ class Document:
         return apply_workspace_edit(self.text, self.uri, self.version, edit)
 
 
+def _lsp_lines(text: str) -> list[str]:
+    """Lines with their endings, broken only at \\r\\n, \\r and \\n (the protocol's line breaks;
+    `str.splitlines` also breaks at form feeds and Unicode separators)."""
+    return [line for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text) if line]
+
+
 def _offset(text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
+    lines = _lsp_lines(text)
     offset = sum(len(line) for line in lines[: position.line])
     line = lines[position.line] if position.line < len(lines) else ""
     units = 0

@@ -121,10 +121,14 @@ async def test_bad_settings_are_reported_and_the_rest_used(
 ) -> None:
     doc = open_in(client, folders["bad"])
     assert summary(await doc.diagnostics()) == [("TL301", types.DiagnosticSeverity.Warning)]
-    logs = "\n".join(m.message for m in client.log_messages)
-    assert "`TL999` matches no rule" in logs
-    assert "`nope` is not a rule code or name" in logs
-    assert "`run` must be `onType` or `onSave`" in logs
+    # One warning for the whole settings pull, each problem named once with its folder.
+    (shown,) = [m.message for m in client.messages if "torchlint settings" in m.message]
+    scope = f"(the settings of {uri_of(folders['bad'])})"
+    assert f"torchlint.select {scope}: `TL999` matches no rule" in shown
+    assert "ignored, the rest apply" in shown
+    assert f"torchlint.severity {scope}: `nope` is not a rule code or name" in shown
+    assert f"torchlint.run {scope}: must be `onType` or `onSave`" in shown
+    assert shown.count("TL999") == 1
 
 
 async def test_run_on_save(client: RecordingClient, folders: dict[str, Path]) -> None:

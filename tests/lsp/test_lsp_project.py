@@ -26,8 +26,9 @@ from lsp_helpers import (
 from lsprotocol import types
 
 from torchlint.engine import Analysis, analyze_source
-from torchlint.lsp.project_index import ProjectIndex, analyse_with_project, file_path
+from torchlint.lsp.text import file_path
 from torchlint.project.project import Project
+from torchlint.workspace import Workspace, with_project
 
 # Only the tests over stdio: the index's own tests at the end are plain functions.
 over_stdio = pytest.mark.asyncio(loop_scope="module")
@@ -285,7 +286,7 @@ async def test_an_untitled_document_is_linted_alone(client: RecordingClient) -> 
     await wait_until(lambda: len(untitled.publications()) == 2, message="the cleared publication")
 
 
-# --- the index's fallbacks, in this process ----------------------------------------------------
+# --- the workspace's fallbacks, in this process ------------------------------------------------
 
 
 def _analysis(errors: list[str], dependencies: dict[Path, str] | None = None) -> Analysis:
@@ -296,7 +297,7 @@ def _analysis(errors: list[str], dependencies: dict[Path, str] | None = None) ->
 
 
 def test_a_project_that_raises_falls_back_to_the_file_alone(tmp_path: Path) -> None:
-    index = ProjectIndex(lambda path: None)
+    index = Workspace(lambda path: None)
     seen: list[Project | None] = []
 
     def run(project: Project | None) -> Analysis:
@@ -305,7 +306,7 @@ def test_a_project_that_raises_falls_back_to_the_file_alone(tmp_path: Path) -> N
             raise RuntimeError("cross-file resolution broke")
         return _analysis([])
 
-    result = analyse_with_project(index, tmp_path / "train.py", run)
+    result = with_project(index, tmp_path / "train.py", None, run)
     assert seen[0] is not None and seen[1] is None
     assert result.analysis.errors == []
     (problem,) = result.problems
@@ -315,7 +316,7 @@ def test_a_project_that_raises_falls_back_to_the_file_alone(tmp_path: Path) -> N
 def test_internal_errors_only_with_the_project_fall_back_and_keep_its_files(
     tmp_path: Path,
 ) -> None:
-    index = ProjectIndex(lambda path: None)
+    index = Workspace(lambda path: None)
     engine = tmp_path / "engine.py"
 
     def run(project: Project | None) -> Analysis:
@@ -323,7 +324,7 @@ def test_internal_errors_only_with_the_project_fall_back_and_keep_its_files(
             return _analysis([])
         return _analysis(["train.py: internal error while reading the file: boom"], {engine: "h"})
 
-    result = analyse_with_project(index, tmp_path / "train.py", run)
+    result = with_project(index, tmp_path / "train.py", None, run)
     assert result.analysis.errors == []
     assert result.dependencies == {engine: "h"}  # fixing engine.py brings the project back
     assert len(result.problems) == 1
@@ -332,7 +333,7 @@ def test_internal_errors_only_with_the_project_fall_back_and_keep_its_files(
     def crashing(project: Project | None) -> Analysis:
         return _analysis(["train.py: rule TL102 failed: boom"], {engine: "h"} if project else {})
 
-    kept = analyse_with_project(index, tmp_path / "train.py", crashing)
+    kept = with_project(index, tmp_path / "train.py", None, crashing)
     assert kept.dependencies == {engine: "h"} and kept.problems == []
 
 
@@ -340,7 +341,7 @@ def test_the_reader_prefers_the_editor_text(tmp_path: Path) -> None:
     engine = tmp_path / "engine.py"
     engine.write_text("on disk\n", encoding="utf-8")
     open_texts = {engine: "in the editor\n"}
-    index = ProjectIndex(open_texts.get)
+    index = Workspace(open_texts.get)
     assert index.read(engine) == b"in the editor\n"
     del open_texts[engine]
     assert index.read(engine) == b"on disk\n"
@@ -349,16 +350,16 @@ def test_the_reader_prefers_the_editor_text(tmp_path: Path) -> None:
 
 def test_changes_reach_the_next_analysis(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
-    index = ProjectIndex(lambda path: None)
+    index = Workspace(lambda path: None)
     engine = tmp_path / "engine.py"
     before = index.sequence
-    with index.use(tmp_path / "train.py") as project:
+    with index.project(tmp_path / "train.py") as project:
         first = project
     index.changed(engine)
     assert index.changed_since([engine], before)
     assert not index.changed_since([tmp_path / "other.py"], before)
     generation = first.generation()
-    with index.use(tmp_path / "sub.py") as project:
+    with index.project(tmp_path / "sub.py") as project:
         assert project is first  # one project per layout, kept
         assert project.generation() > generation  # the change was forgotten before this one
 

@@ -85,7 +85,7 @@ def test_arguments_and_scripts(tmp_path: Path) -> None:
         assert path is None and why in reason
 
 
-def test_findings_become_whole_line_diagnostics(tmp_path: Path) -> None:
+def test_findings_become_statement_wide_diagnostics(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     other = tmp_path / "model.py"
     result = {
@@ -106,13 +106,22 @@ def test_findings_become_whole_line_diagnostics(tmp_path: Path) -> None:
     assert diagnostic.source == SOURCE == "torchlint-runtime"
     assert diagnostic.code == "TLR301" and diagnostic.message == "labels"
     assert diagnostic.severity == types.DiagnosticSeverity.Error
-    line = text.splitlines()[1]
-    assert diagnostic.range == types.Range(types.Position(1, 0), types.Position(1, len(line) + 1))
+    # The text does not parse: the line's code, without its indentation and trailing blanks
+    # (UTF-16: the emoji is two units).
+    assert diagnostic.range == types.Range(types.Position(1, 4), types.Position(1, 22))
+    assert diagnostic.code_description is not None
+    assert diagnostic.code_description.href.endswith("docs/runtime.md#tlr301")
     assert diagnostic.data == {"check": "overfit", "name": "n", "evidence": {"a": 1}}
     past_the_end = to_lsp_diagnostic(Finding(first.key, 40, first.item), text, "utf-16", "grads")
     assert past_the_end.range.start.line == 3  # the (empty) last line
     info = to_lsp_diagnostic(second, text, "utf-16", "overfit")
     assert info.severity == types.DiagnosticSeverity.Information
+    # A statement over several lines is covered whole; a loop's header only on its line.
+    code = "for x in y:\n    loss = criterion(\n        model(x), y)\n    loss.backward()\n"
+    call = to_lsp_diagnostic(Finding(first.key, 1, first.item), code, "utf-16", "overfit")
+    assert call.range == types.Range(types.Position(1, 4), types.Position(2, 20))
+    loop = to_lsp_diagnostic(Finding(first.key, 0, first.item), code, "utf-16", "overfit")
+    assert loop.range == types.Range(types.Position(0, 0), types.Position(0, 11))
 
 
 def test_runtime_diagnostics_store() -> None:
@@ -127,6 +136,17 @@ def test_runtime_diagnostics_store() -> None:
     store.put("file:///a.py", ("a", "grads"), [two])
     store.put("file:///b.py", ("a", "overfit"), [two])
     assert store.for_uri("file:///a.py") == [one, two]
+
+    # The same code on the same line from three checks: shown once, the latest run's.
+    def finding(message: str, line: int = 3) -> types.Diagnostic:
+        where = types.Range(types.Position(line, 4), types.Position(line, 20))
+        return types.Diagnostic(range=where, message=message, code="TLR107")
+
+    for check in ("overfit", "grads", "profile"):
+        store.put("file:///c.py", ("c", check), [finding(check)])
+    assert [d.message for d in store.for_uri("file:///c.py")] == ["profile"]
+    store.put("file:///c.py", ("c", "overfit"), [finding("overfit again"), finding("x", 5)])
+    assert [d.message for d in store.for_uri("file:///c.py")] == ["overfit again", "x"]
     assert sorted(store.drop_origin(("a", "overfit"))) == ["file:///a.py", "file:///b.py"]
     assert store.for_uri("file:///a.py") == [two] and store.for_uri("file:///b.py") == []
     assert store.drop_uri("file:///a.py") and not store.drop_uri("file:///a.py")
@@ -296,8 +316,12 @@ async def test_failure_is_published_beside_the_static_diagnostics(
     assert sorted(str(d.code) for d in diagnostics) == ["TL401", "TLR301"]
     (runtime,) = [d for d in diagnostics if d.source == "torchlint-runtime"]
     assert runtime.severity == types.DiagnosticSeverity.Error
-    assert runtime.range.start == types.Position(loss, 0)
-    assert runtime.range.end == types.Position(loss, len(doc.text.splitlines()[loss]))
+    # The loss statement, not its indentation.
+    statement = doc.text.splitlines()[loss]
+    indent = len(statement) - len(statement.lstrip())
+    assert runtime.range.start == types.Position(loss, indent)
+    code = statement.split("#")[0].rstrip()  # the statement ends before its comment
+    assert runtime.range.end == types.Position(loss, len(code))
     assert "1-based" in runtime.message
     await wait_until(lambda: len(client.messages) > shown, message="window/showMessage")
     message = client.messages[-1]

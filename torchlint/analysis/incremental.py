@@ -289,6 +289,13 @@ def _split(text: str) -> _Split:
     return _Split(starts, first_indented)
 
 
+def block_starts(text: str) -> list[int]:
+    """Where the top-level blocks of `text` start, as offsets (the first is 0), split the way
+    `IncrementalParser` splits them (the language server blanks out a block that does not
+    parse, to check the others)."""
+    return list(_split(text).starts)
+
+
 def _bracket_balance(segment: str) -> int:
     return (
         segment.count("(")

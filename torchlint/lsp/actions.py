@@ -12,6 +12,7 @@ import re
 import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from lsprotocol import types
@@ -20,6 +21,7 @@ from torchlint.fixer import dominant_newline
 from torchlint.lsp.convert import SOURCE, PositionMap, range_from_json
 
 FIX_ALL_KIND = "source.fixAll.torchlint"
+FIX_ALL_TITLE = "torchlint: Fix all safe fixes"
 
 # `noqa: X, Y` comments: the same shape `torchlint.suppression` reads, so that what we extend is
 # exactly the list it parses.
@@ -43,18 +45,7 @@ def workspace_edit(
 ) -> types.WorkspaceEdit:
     """Edits of one document; tied to its version when the client supports that, so a client
     rejects an edit computed for text that has changed since."""
-    if versioned and version is not None:
-        return types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=version
-                    ),
-                    edits=list(edits),
-                )
-            ]
-        )
-    return types.WorkspaceEdit(changes={uri: list(edits)})
+    return edits_of_documents({uri: (version, edits)}, versioned and version is not None)
 
 
 def is_ours(diagnostic: types.Diagnostic) -> bool:
@@ -128,6 +119,7 @@ class _Lines:
     comments: dict[int, tuple[int, int]]
 
 
+@lru_cache(maxsize=4)  # the quick fixes of one request (and the next) scan one text
 def _scan_lines(text: str) -> _Lines | None:
     if re.search(r"\r(?!\n)", text):  # lone-CR line endings: tokenize would count otherwise
         return None
@@ -309,13 +301,28 @@ def replacement_edit(old: str, new: str, encoding: str) -> types.TextEdit | None
 
 
 def fix_all_action(
-    uri: str, edit: types.TextEdit | None, version: int | None, versioned: bool
+    edit: types.WorkspaceEdit | None, data: dict[str, Any] | None = None
 ) -> types.CodeAction:
-    """`source.fixAll.torchlint`: every safe fix at once (an empty edit when there is none,
-    which editors running it on save expect rather than no action)."""
-    edits = [edit] if edit is not None else []
-    return types.CodeAction(
-        title="torchlint: Fix all safe fixes",
-        kind=FIX_ALL_KIND,
-        edit=workspace_edit(uri, version, edits, versioned),
-    )
+    """`source.fixAll.torchlint`: every safe fix at once (an edit without changes when there is
+    none, which editors running it on save expect rather than no action). Without `edit`, the
+    client asks for it (`codeAction/resolve`) with `data`."""
+    return types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL_KIND, edit=edit, data=data)
+
+
+def edits_of_documents(
+    edits: dict[str, tuple[int | None, list[types.TextEdit]]], versioned: bool
+) -> types.WorkspaceEdit:
+    """One workspace edit over several documents (a notebook's cells): URI -> (version, edits)."""
+    if versioned:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=list(changes),
+                )
+                for uri, (version, changes) in edits.items()
+            ]
+        )
+    return types.WorkspaceEdit(changes={uri: list(changes) for uri, (_, changes) in edits.items()})

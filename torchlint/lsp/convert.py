@@ -44,6 +44,23 @@ _RULE_SEVERITY = {
 _TAGS: dict[str, list[types.DiagnosticTag]] = {"TL204": [types.DiagnosticTag.Deprecated]}
 
 
+def split_lines(text: str) -> tuple[str, ...]:
+    """The lines of `text` with their line endings, broken where the protocol breaks them (as
+    `str.splitlines(keepends=True)` would if it knew only `\\r\\n`, `\\r` and `\\n`)."""
+    lines = []
+    start = 0
+    for match in _NEWLINE.finditer(text):
+        lines.append(text[start : match.end()])
+        start = match.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return tuple(lines)
+
+
+def count_newlines(text: str) -> int:
+    return len(_NEWLINE.findall(text))
+
+
 def code_units(text: str, encoding: str = types.PositionEncodingKind.Utf16) -> int:
     """How many code units of `encoding` the string `text` takes."""
     if text.isascii() or encoding == types.PositionEncodingKind.Utf32:

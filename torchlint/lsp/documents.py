@@ -90,7 +90,9 @@ class DocumentState:
     published: Published | None = None
     # Internal errors already logged for this document (each is logged once, not per keystroke).
     logged: set[str] = field(default_factory=set)
-    lenses: tuple[int | None, str, LensTargets] | None = None  # version, text, targets
+    # Where the lenses go: the last analysis's targets, moved through the edits since.
+    lens_targets: LensTargets = field(default_factory=LensTargets)
+    lens_served: LensTargets | None = None  # what the last `textDocument/codeLens` answered
     closed: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     # The other project files its last analysis read (path -> content hash): a change to one

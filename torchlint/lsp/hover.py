@@ -11,6 +11,7 @@ from torchlint.diagnostics import rule_url
 from torchlint.docs import rule_doc, rule_sections
 from torchlint.lsp.actions import is_ours
 from torchlint.lsp.convert import range_contains
+from torchlint.lsp.findings import CONFIRMED, RUNTIME_SOURCE, is_confirmed, runtime_markdown
 from torchlint.rules import lookup
 
 SECTIONS = ("What it does", "Why is this bad?", "Use instead")
@@ -36,6 +37,21 @@ def rule_markdown(code: str) -> str | None:
     return "\n\n".join(parts)
 
 
+def markdown_of(diagnostic: types.Diagnostic) -> str | None:
+    """A finding's hover: the rule's documentation (and, for one a run confirmed, what the run
+    saw), or for a runtime finding what the run measured."""
+    if diagnostic.source == RUNTIME_SOURCE:
+        return runtime_markdown(diagnostic)
+    text = rule_markdown(str(diagnostic.code))
+    if text is not None and is_confirmed(diagnostic):
+        run = diagnostic.data["confirmed"]  # type: ignore[index]
+        text = (
+            f"**{CONFIRMED}**: the {run.get('check')} run reported {run.get('code')}: "
+            f"{run.get('message')}\n\n{text}"
+        )
+    return text
+
+
 def hover_at(
     position: types.Position, diagnostics: Sequence[types.Diagnostic]
 ) -> types.Hover | None:
@@ -44,13 +60,14 @@ def hover_at(
     found: list[types.Diagnostic] = []
     seen: set[str] = set()
     for diagnostic in diagnostics:
-        if not is_ours(diagnostic) or not range_contains(diagnostic.range, position):
+        ours = is_ours(diagnostic) or diagnostic.source == RUNTIME_SOURCE
+        if not ours or not range_contains(diagnostic.range, position):
             continue
         code = str(diagnostic.code)
         if code not in seen:
             seen.add(code)
             found.append(diagnostic)
-    texts = [text for d in found if (text := rule_markdown(str(d.code))) is not None]
+    texts = [text for d in found if (text := markdown_of(d)) is not None]
     if not texts:
         return None
     return types.Hover(

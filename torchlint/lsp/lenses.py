@@ -14,12 +14,15 @@ loop) gets none, since running the outer loop exercises it. A script's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lsprotocol import types
 
 from torchlint.analysis.source import parse_source
 from torchlint.engine import Analysis, Parser, analyze_source
+from torchlint.lsp.partial import BrokenBlock
+from torchlint.lsp.text import shift_rows
 from torchlint.selection import RuleSelection
 
 NO_RULES = RuleSelection(select=())  # the loop model alone, no findings
@@ -64,6 +67,38 @@ def targets_of(analysis: Analysis) -> LensTargets:
     if not analysis.training_loop_rows:
         return LensTargets()
     return LensTargets(analysis.training_loop_rows, analysis.main_guard_row)
+
+
+def kept_lenses(
+    found: LensTargets, previous: LensTargets, broken: Sequence[BrokenBlock]
+) -> LensTargets:
+    """The lens targets of a text with broken blocks (`torchlint.lsp.partial`): those found in
+    the rest, and the previous ones (moved through the edits since) inside the broken blocks,
+    so that typing in a training loop does not make its lenses, and the code under them, jump."""
+    if not broken:
+        return found
+
+    def inside(row: int) -> bool:
+        return any(block.first_row <= row <= block.last_row for block in broken)
+
+    loops = {*found.loops, *(row for row in previous.loops if inside(row))}
+    main = found.main
+    if main is None and previous.main is not None and inside(previous.main):
+        main = previous.main
+    if not loops:
+        return LensTargets()
+    return LensTargets(tuple(sorted(loops)), main)
+
+
+def shifted(
+    targets: LensTargets, changes: Sequence[types.TextDocumentContentChangeEvent]
+) -> LensTargets:
+    """`targets` moved through a document's changes (until its next analysis places them)."""
+    if not targets.rows or not changes:
+        return targets
+    loops = shift_rows(targets.loops, changes)
+    main = shift_rows((targets.main,), changes)[0] if targets.main is not None else None
+    return LensTargets(loops, main)
 
 
 def code_lenses(uri: str, targets: LensTargets) -> list[types.CodeLens]:

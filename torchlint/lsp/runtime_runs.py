@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import shlex
 import sys
 import threading
@@ -45,7 +44,16 @@ from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
 from torchlint.lsp.commands import RUNTIME_TITLES
-from torchlint.lsp.convert import PositionMap, code_units
+from torchlint.lsp.findings import (
+    RUNTIME_SOURCE,
+    Finding,
+    Origin,
+    RuntimeDiagnostics,
+    findings_of,
+    path_key,
+    to_lsp_diagnostic,
+    zero_grad_actions,
+)
 from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE
 from torchlint.lsp.settings import RuntimeSettings, innermost_folder
 from torchlint.runtime.launcher import RunRequest, run_check
@@ -54,7 +62,7 @@ from torchlint.runtime.results import envelope, error_info
 if TYPE_CHECKING:
     from torchlint.lsp.server import TorchlintServer
 
-SOURCE = "torchlint-runtime"
+SOURCE = RUNTIME_SOURCE
 
 #: command -> the launcher's check
 CHECKS: dict[str, str] = {OVERFIT: "overfit", GRADS: "grads", PROFILE: "profile"}
@@ -65,26 +73,12 @@ PROGRESS_TITLES: dict[str, str] = {
     "profile": "torchlint: profile the training step",
 }
 
-SEVERITIES: dict[str, types.DiagnosticSeverity] = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "info": types.DiagnosticSeverity.Information,
-}
-
 PROGRESS_CREATE_TIMEOUT_SECONDS = 10.0
 #: how long a command that arrives before the client's settings waits for them
 SETTINGS_WAIT_SECONDS = 15.0
 #: how long the server's shutdown waits for running children to be stopped
 SHUTDOWN_WAIT_SECONDS = 3.0
 SUMMARY_CHARACTERS = 200
-
-#: (script key, check): the run a runtime diagnostic came from
-Origin = tuple[str, str]
-
-
-def path_key(path: str | os.PathLike[str]) -> str:
-    """A file's identity: its real, case-normalised absolute path."""
-    return os.path.normcase(os.path.realpath(os.fspath(path)))
 
 
 def refusal(
@@ -163,87 +157,6 @@ def cancelled(result: dict[str, Any]) -> bool:
 def one_line(text: Any, limit: int = 400) -> str:
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One diagnostic of an envelope, placed: a file (path key) and a 0-based line."""
-
-    key: str
-    line: int
-    item: dict[str, Any]
-
-
-def findings_of(result: dict[str, Any], script: Path, fallback_line: int | None) -> list[Finding]:
-    """Where each of the envelope's diagnostics goes: its own file and line; the script when it
-    names no file; the lens's line (else the first) when it names no line."""
-    found: list[Finding] = []
-    for item in result.get("diagnostics") or []:
-        if not isinstance(item, dict):
-            continue
-        filename = item.get("filename")
-        line = item.get("line")
-        key = path_key(filename) if isinstance(filename, str) and filename else path_key(script)
-        if isinstance(line, int) and not isinstance(line, bool) and line >= 1:
-            row = line - 1
-        else:
-            row = fallback_line if fallback_line is not None else 0
-        found.append(Finding(key, row, item))
-    return found
-
-
-def to_lsp_diagnostic(finding: Finding, text: str, encoding: str, check: str) -> types.Diagnostic:
-    """A runtime finding as an LSP diagnostic over the whole of its line in `text` (a line past
-    the end of `text` lands on its last line)."""
-    positions = PositionMap(text, encoding)
-    line = min(finding.line, max(positions.line_count - 1, 0))
-    end = code_units(positions.line(line), encoding)
-    item = finding.item
-    severity = SEVERITIES.get(str(item.get("severity")), types.DiagnosticSeverity.Warning)
-    code = item.get("code")
-    return types.Diagnostic(
-        range=types.Range(
-            start=types.Position(line=line, character=0),
-            end=types.Position(line=line, character=end),
-        ),
-        message=str(item.get("message") or item.get("name") or code or "runtime finding"),
-        severity=severity,
-        code=str(code) if code else None,
-        source=SOURCE,
-        data={"check": check, "name": item.get("name"), "evidence": item.get("evidence")},
-    )
-
-
-class RuntimeDiagnostics:
-    """The runtime diagnostics of each document (by URI), with the run each came from."""
-
-    def __init__(self) -> None:
-        self._by_uri: dict[str, dict[Origin, list[types.Diagnostic]]] = {}
-
-    def for_uri(self, uri: str) -> list[types.Diagnostic]:
-        return [d for group in self._by_uri.get(uri, {}).values() for d in group]
-
-    def put(self, uri: str, origin: Origin, diagnostics: list[types.Diagnostic]) -> None:
-        if diagnostics:
-            self._by_uri.setdefault(uri, {})[origin] = list(diagnostics)
-        else:
-            self.drop(uri, origin)
-
-    def drop(self, uri: str, origin: Origin) -> bool:
-        groups = self._by_uri.get(uri)
-        if not groups or origin not in groups:
-            return False
-        del groups[origin]
-        if not groups:
-            del self._by_uri[uri]
-        return True
-
-    def drop_origin(self, origin: Origin) -> list[str]:
-        """Forget what one run (a check of a script) found; the URIs that had some."""
-        return [uri for uri in list(self._by_uri) if self.drop(uri, origin)]
-
-    def drop_uri(self, uri: str) -> bool:
-        return self._by_uri.pop(uri, None) is not None
 
 
 @dataclass
@@ -597,10 +510,15 @@ class RuntimeRuns:
                 not_open += 1
                 continue
             grouped.setdefault(target, []).append(finding)
+        backward = _site(result, "backward")
         for uri, findings in grouped.items():
             text = server.workspace.get_text_document(uri).source
+            extra: dict[str, Any] = {}
+            if backward is not None and open_documents.get(backward[0]) == uri:
+                extra["backward_line"] = backward[1]  # where a missing zero_grad() goes
             diagnostics = [
-                to_lsp_diagnostic(finding, text, server.encoding, run.check) for finding in findings
+                to_lsp_diagnostic(finding, text, server.encoding, run.check, extra)
+                for finding in findings
             ]
             self.diagnostics.put(uri, origin, diagnostics)
             server.republish(uri)
@@ -609,6 +527,16 @@ class RuntimeRuns:
                 f"{not_open} runtime finding(s) of {script.name} point at files that are not "
                 "open; they are in the command's result"
             )
+
+    def quick_fixes(
+        self, uri: str, diagnostics: Sequence[types.Diagnostic], text: str, version: int | None
+    ) -> list[types.CodeAction]:
+        """The fixes of the causes the runs (or the rules they confirm) found at a place, and
+        "fix and run again" for those a run found."""
+        commands = {check: command for command, check in CHECKS.items()}
+        return zero_grad_actions(
+            uri, diagnostics, text, version, self.server.versioned_edits, commands
+        )
 
     def _announce(self, result: dict[str, Any], title: str, script: Path, unsaved: bool) -> None:
         kind = message_type(result)
@@ -631,6 +559,19 @@ class RuntimeRuns:
                     f"{one_line(item.get('message'))}"
                 )
         self.server.log("\n".join(details), kind)
+
+
+def _site(result: dict[str, Any], what: str) -> tuple[str, int] | None:
+    """(file key, 0-based line) of a captured object's site in the envelope (`backward`)."""
+    captured = result.get("captured")
+    found = captured.get(what) if isinstance(captured, dict) else None
+    site = found.get("site") if isinstance(found, dict) else None
+    if not isinstance(site, dict):
+        return None
+    filename, line = site.get("filename"), site.get("line")
+    if not isinstance(filename, str) or not isinstance(line, int) or line < 1:
+        return None
+    return path_key(filename), line - 1
 
 
 def _title_of(check: str) -> str:

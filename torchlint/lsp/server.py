@@ -8,9 +8,10 @@ How the work is scheduled:
   every lint waits on `settings_ready`, so a document opened meanwhile is linted once, with
   them. `workspace/didChangeConfiguration` pulls them again and re-lints every open document.
 - *Typing never waits.* The analysis runs in a worker thread, never on the event loop. An edit
-  is linted after a 15 ms pause, which coalesces the edits an editor sends together; while an
-  analysis runs, later edits queue behind it and only the newest is analysed next, so a burst
-  costs at most two analyses. Opening and saving lint at once.
+  is linted as soon as the changes already received are applied (editors send each keystroke at
+  once, with incremental synchronisation); while an analysis runs, later edits queue behind it
+  and only the newest is analysed next, so a burst costs at most two analyses. A document that
+  reads an edited file is linted after a 15 ms pause.
 - *Newest wins.* Each edit bumps the document's generation; work of an older generation is
   dropped before it starts and before it publishes, and a result is published only while the
   document still has the version it was computed for (the version goes in the notification).
@@ -62,10 +63,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from torchlint import __version__
-from torchlint.analysis.source import parse_source
+from torchlint.analysis.source import ParsedSource, ParseFailure, parse_source
 from torchlint.config import ConfigError, ConfigResolver
-from torchlint.engine import Analysis, Parser, analyze_source
-from torchlint.fixer import fix_text
+from torchlint.engine import Analysis, Parser
 from torchlint.lsp import actions
 from torchlint.lsp.commands import (
     SHOW_DEBUG_INFORMATION,
@@ -80,39 +80,65 @@ from torchlint.lsp.documents import (
     Published,
     is_python_document,
 )
+from torchlint.lsp.findings import merge
 from torchlint.lsp.hover import hover_at
 from torchlint.lsp.lenses import (
     GRADS,
     OVERFIT,
     PROFILE,
+    LensTargets,
     code_lenses,
-    find_lens_targets,
+    kept_lenses,
+    shifted,
     targets_of,
 )
-from torchlint.lsp.notebooks import NotebookState, analyse_cells, is_cell_uri, sync_options
-from torchlint.lsp.project_index import (
-    ProjectIndex,
-    ProjectRun,
-    analyse_with_project,
-    file_path,
+from torchlint.lsp.notebooks import (
+    CellResults,
+    NotebookState,
+    analyse_cells,
+    fix_cells,
+    is_cell_uri,
+    sync_options,
 )
+from torchlint.lsp.partial import BrokenBlock, mask_broken_blocks, syntax_diagnostics
 from torchlint.lsp.runtime_runs import SHUTDOWN_WAIT_SECONDS, RuntimeRuns
 from torchlint.lsp.settings import (
     ClientSettings,
     SettingsStore,
+    editor_excludes,
     innermost_folder,
+    origin_of,
     parse_settings,
+    shows,
 )
+from torchlint.lsp.text import TorchlintWorkspace, file_path
 from torchlint.rules import lookup
+from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
+from torchlint.workspace import FileRun, Workspace
 
 NAME = "torchlint"
 SECTION = "torchlint"
-DEBOUNCE_SECONDS = 0.015
+TYPING_PAUSE_SECONDS = 0.0  # an edited document: lint at once (see the module docstring)
+DEPENDENT_PAUSE_SECONDS = 0.015  # a document that reads an edited file
 CONFIGURATION_TIMEOUT_SECONDS = 10.0
 CRASH_RULE_ENV = "TORCHLINT_TEST_CRASH_RULE"
+GLOBAL_SCOPE = "the settings outside every workspace folder"
 
 T = TypeVar("T")
+
+
+@dataclass
+class Editable:
+    """The text a code action edits: a document, or a notebook's code cell (`top`: the first
+    code cell, where `ignore-file` goes), and its current diagnostics."""
+
+    uri: str
+    text: str
+    version: int | None
+    current: list[types.Diagnostic]
+    notebook: NotebookState | None = None
+    top: tuple[str, str, int | None] | None = None
 
 
 @dataclass
@@ -123,17 +149,17 @@ class LintOutcome:
     logs: list[tuple[types.MessageType, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # shown to the user, once each
     dependencies: dict[Path, str] = field(default_factory=dict)  # other project files read
+    lenses: LensTargets = field(default_factory=LensTargets)  # where the code lenses go
 
 
 class TorchlintServer(LanguageServer):
     def __init__(self) -> None:
-        # Full synchronisation: the analysis needs the whole text anyway, and pygls applies
-        # incremental changes with `str.splitlines`, which also breaks lines at form feeds and
-        # Unicode separators where editors do not.
+        # Incremental synchronisation: an editor sends each keystroke at once (VS Code's client
+        # holds full-text changes back for 250 ms). `torchlint.lsp.text` applies the changes.
         super().__init__(
             NAME,
             __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=sync_options(),
         )
         self.settings = SettingsStore()
@@ -148,18 +174,28 @@ class TorchlintServer(LanguageServer):
         self.initialization_options: Any = None
         self.runtime = RuntimeRuns(self)
         self._open_paths: dict[Path, str] = {}  # path -> URI of the open (linted) documents
-        self.projects = ProjectIndex(self.open_text)
+        # Reading, analysing and fixing files with their projects, as `torchlint check` does.
+        self.files = Workspace(self.open_text)
 
     # --- helpers ----------------------------------------------------------------------------
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
 
-    def announce(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
-        """Log and show `message`, once per settings pull (not on every keystroke)."""
-        if message not in self._announced:
-            self._announced.add(message)
-            self.log(message, kind)
+    def announce(
+        self,
+        message: str,
+        kind: types.MessageType = types.MessageType.Warning,
+        uri: str | None = None,
+    ) -> None:
+        """Log `message`, once per settings pull (not on every keystroke), and show it when the
+        `showNotifications` setting (of `uri`'s folder) asks for messages of its kind."""
+        if message in self._announced:
+            return
+        self._announced.add(message)
+        self.log(message, kind)
+        settings = self.settings.for_uri(uri) if uri else self.settings.global_settings
+        if shows(settings.show_notifications, kind):
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
@@ -246,22 +282,29 @@ class TorchlintServer(LanguageServer):
             return False
         self._announced.clear()
         store = SettingsStore()
-        store.global_settings = self._parse("global", raw_global)
+        problems: list[str] = []
+        store.global_settings = self._parse(GLOBAL_SCOPE, raw_global, problems)
         for folder in folders:
             raw = raw_folders.get(folder, raw_global)
-            store.folders[folder] = self._parse(folder, raw)
+            store.folders[folder] = self._parse(f"the settings of {folder}", raw, problems)
         self.settings = store
         self.log(f"settings: {json.dumps(store.global_settings.to_json())}")
         for folder, settings in store.folders.items():
             if settings != store.global_settings:
                 self.log(f"settings for {folder}: {json.dumps(settings.to_json())}")
+        if problems:
+            # One message for the whole pull: a problem of the user settings is in every
+            # folder's answer too, but it is named once, with the place to fix it.
+            unique = list(dict.fromkeys(problems))
+            self.announce("torchlint settings: " + "; ".join(unique))
         self.settings_ready.set()
         return True
 
-    def _parse(self, scope: str, raw: Any) -> ClientSettings:
-        settings, problems = parse_settings(raw)
-        for problem in problems:
-            self.announce(f"torchlint settings ({scope}): {problem}")
+    def _parse(self, scope: str, raw: Any, problems: list[str]) -> ClientSettings:
+        settings, found = parse_settings(raw)
+        for problem in found:
+            where = origin_of(raw, problem.key) or scope
+            problems.append(f"torchlint.{problem.key} ({where}): {problem.message}")
         return settings
 
     async def settings_changed(self, pushed: Any = None) -> None:
@@ -289,7 +332,7 @@ class TorchlintServer(LanguageServer):
         if path is None:
             return
         try:
-            self.projects.changed(path)
+            self.files.changed(path)
             dependents = [
                 state
                 for state in self.documents.values()
@@ -298,9 +341,9 @@ class TorchlintServer(LanguageServer):
             if typing:
                 for state in dependents:
                     if self.settings.for_uri(state.uri).run == "onType":
-                        self.schedule(state.uri, DEBOUNCE_SECONDS)
+                        self.schedule(state.uri, DEPENDENT_PAUSE_SECONDS)
                 return
-            current = self.projects.current_hash(path) if dependents else None
+            current = self.files.current_hash(path) if dependents else None
             for state in dependents:
                 if state.dependencies.get(path) != current:
                     self.schedule(state.uri, delay=0.0)
@@ -321,7 +364,7 @@ class TorchlintServer(LanguageServer):
             self.file_changed(path)
             if change.type != types.FileChangeType.Created:
                 continue
-            layouts = [layout for layout in self.projects.layouts if layout.contains(path)]
+            layouts = [layout for layout in self.files.layouts if layout.contains(path)]
             for state in list(self.documents.values()):
                 own = file_path(state.uri)
                 if own is not None and any(layout.contains(own) for layout in layouts):
@@ -356,14 +399,19 @@ class TorchlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
 
-    def document_changed(self, uri: str) -> None:
+    def document_changed(
+        self, uri: str, changes: Sequence[types.TextDocumentContentChangeEvent] = ()
+    ) -> None:
         """An edit: runtime findings for the document are stale now; lint it again, and the
-        documents that read it."""
+        documents that read it. Its lenses move with the text until then."""
+        state = self.documents.get(uri)
+        if state is not None:
+            state.lens_targets = shifted(state.lens_targets, changes)
         stale = self.runtime.document_changed(uri)
         if uri in self.documents:
             self.file_changed(file_path(uri), uri, typing=True)
         if uri in self.documents and self.settings.for_uri(uri).run == "onType":
-            self.schedule(uri, DEBOUNCE_SECONDS)  # publishes without them
+            self.schedule(uri, TYPING_PAUSE_SECONDS)  # publishes without them
         elif stale:
             self.republish(uri)
 
@@ -386,9 +434,14 @@ class TorchlintServer(LanguageServer):
             static, version = [], self.workspace.get_text_document(uri).version
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=static + self.runtime.diagnostics.for_uri(uri), version=version
+                uri=uri, diagnostics=self.shown(uri, static), version=version
             )
         )
+
+    def shown(self, uri: str, static: list[types.Diagnostic]) -> list[types.Diagnostic]:
+        """What a document shows: its lint's diagnostics with what the runtime checks found
+        (a finding that confirms a static one folded into it, `torchlint.lsp.findings`)."""
+        return merge(static, self.runtime.diagnostics.for_uri(uri), uri)
 
     def schedule(self, uri: str, delay: float) -> None:
         """Lint `uri` after `delay` seconds, superseding every earlier request for it."""
@@ -419,7 +472,7 @@ class TorchlintServer(LanguageServer):
                 document = self.workspace.get_text_document(state.uri)
                 text, version = document.source, document.version
                 context = self.document_context(state.uri)
-                started = self.projects.sequence
+                started = self.files.sequence
                 if context.settings.enable:
                     outcome = await self.in_thread(
                         self._analyse, state, context, text, version, self.encoding
@@ -430,12 +483,12 @@ class TorchlintServer(LanguageServer):
             for kind, message in outcome.logs:
                 self.log(message, kind)
             for warning in outcome.warnings:
-                self.announce(warning)
+                self.announce(warning, uri=state.uri)
             if not self._current(state, generation):
                 return
-            if self.projects.changed_since(outcome.dependencies, started):
+            if self.files.changed_since(outcome.dependencies, started):
                 # It read a file that changed meanwhile, before it knew to watch that file.
-                self.schedule(state.uri, DEBOUNCE_SECONDS)
+                self.schedule(state.uri, DEPENDENT_PAUSE_SECONDS)
                 return
             if self.workspace.get_text_document(state.uri).version != version:
                 return  # the document moved on: its own lint is on the way
@@ -443,10 +496,12 @@ class TorchlintServer(LanguageServer):
             if published is not None and _older(version, published.version):
                 return
             state.published = Published(version, outcome.diagnostics)
-            runtime = self.runtime.diagnostics.for_uri(state.uri)
+            self.lenses_found(state, outcome.lenses)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
-                    uri=state.uri, diagnostics=outcome.diagnostics + runtime, version=version
+                    uri=state.uri,
+                    diagnostics=self.shown(state.uri, outcome.diagnostics),
+                    version=version,
                 )
             )
         except Exception:
@@ -483,7 +538,7 @@ class TorchlintServer(LanguageServer):
                     types.PublishDiagnosticsParams(uri=identifier.uri, diagnostics=[])
                 )
         if self.settings.for_uri(state.uri).run == "onType":
-            self.schedule_notebook(state.uri, DEBOUNCE_SECONDS)
+            self.schedule_notebook(state.uri, TYPING_PAUSE_SECONDS)
 
     def close_notebook(self, uri: str, cells: Sequence[str]) -> None:
         state = self.notebooks.pop(uri, None)
@@ -518,15 +573,18 @@ class TorchlintServer(LanguageServer):
                 cells = [(d.uri, d.source, d.version) for d in state.code_cells(notebook)]
                 context = self.document_context(state.uri)
                 results: dict[str, list[types.Diagnostic]] = {uri: [] for uri, _, _ in cells}
+                lenses: dict[str, LensTargets] = {}
                 if context.settings.enable and cells:
                     outcome = await self.in_thread(
                         self._analyse_notebook, state, context, cells, self.encoding
                     )
-                    results, logs, warnings = outcome
+                    found, logs, warnings = outcome
+                    if found is not None:
+                        results, lenses = found.diagnostics, found.lenses
                     for kind, message in logs:
                         self.log(message, kind)
                     for warning in warnings:
-                        self.announce(warning)
+                        self.announce(warning, uri=state.uri)
             if not current():
                 return
             stale = [uri for uri in state.published if uri not in results]
@@ -536,6 +594,7 @@ class TorchlintServer(LanguageServer):
                     types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
                 )
             versions = {uri: version for uri, _, version in cells}
+            self.notebook_lenses_found(state, lenses)
             for uri, diagnostics in results.items():
                 state.published[uri] = diagnostics
                 self.text_document_publish_diagnostics(
@@ -555,18 +614,23 @@ class TorchlintServer(LanguageServer):
         context: DocumentContext,
         cells: Sequence[tuple[str, str, int | None]],
         encoding: str,
-    ) -> tuple[dict[str, list[types.Diagnostic]], list[tuple[types.MessageType, str]], list[str]]:
-        """In a worker thread: the diagnostics of every code cell, logs and warnings. A
-        notebook the configuration excludes gets empty lists (its cells are cleared)."""
+    ) -> tuple[CellResults | None, list[tuple[types.MessageType, str]], list[str]]:
+        """In a worker thread: the diagnostics and lenses of every code cell, logs and
+        warnings. A notebook the configuration excludes gets none (its cells are cleared)."""
         selection, problem = self.selection_for(context)
         warnings = [problem] if problem else []
         if selection is None:
-            return {uri: [] for uri, _, _ in cells}, [], warnings
-        results, analysis = analyse_cells(
-            cells, str(context.path), selection, encoding, context.settings.severity
+            return None, [], warnings
+        results = analyse_cells(
+            cells,
+            str(context.path),
+            selection,
+            encoding,
+            context.settings.severity,
+            show_syntax_errors=context.settings.show_syntax_errors,
         )
         logs: list[tuple[types.MessageType, str]] = []
-        for error in analysis.errors:
+        for error in results.analysis.errors:
             if error not in state.logged:
                 state.logged.add(error)
                 logs.append((types.MessageType.Error, f"internal error: {error}"))
@@ -574,17 +638,23 @@ class TorchlintServer(LanguageServer):
 
     def selection_for(self, context: DocumentContext) -> tuple[RuleSelection | None, str | None]:
         """The rules for a document: its folder's `[tool.torchlint]` (found afresh each time,
-        so edits to it count) with the client's `select` / `ignore` over it; None for a file
-        the configuration's `exclude` leaves out (as `check --force-exclude` would). A broken
+        so edits to it count; or the `configuration` file the settings name) with the client's
+        `select` / `extendSelect` / `ignore` over it; None for a file the configuration's
+        `exclude` or the editor's leaves out (as `check --force-exclude` would). A broken
         configuration falls back to the client's settings alone, with a message."""
-        overrides = context.settings.overrides
+        settings = context.settings
+        overrides = settings.overrides
+        if editor_excludes(settings, context.path, context.root):
+            return None, None
         try:
             resolver = ConfigResolver(overrides, cwd=context.root)
             if resolver.is_excluded(context.path, False, ancestors=True):
                 return None, None
             return resolver.selection_for(context.path), None
         except ConfigError as exc:
-            fallback = RuleSelection(overrides.select, overrides.ignore)
+            fallback = RuleSelection(
+                overrides.select, overrides.ignore, extend=overrides.extend_select
+            )
             return fallback, f"{exc} (linting with the editor settings only)"
 
     def _analyse(
@@ -595,21 +665,24 @@ class TorchlintServer(LanguageServer):
         version: int | None,
         encoding: str,
     ) -> LintOutcome:
-        """In a worker thread: analyse and convert."""
+        """In a worker thread: analyse (through syntax errors, see `torchlint.lsp.partial`) and
+        convert."""
         selection, problem = self.selection_for(context)
         outcome = LintOutcome([], warnings=[problem] if problem else [])
         if selection is None:
             return outcome  # excluded by the project's configuration
         filename = str(context.path)
         path = file_path(state.uri)  # None for an untitled document: no project
+        parsed: list[ParsedSource | ParseFailure] = []
 
-        def run(parse: Parser) -> ProjectRun:
-            return analyse_with_project(
-                self.projects,
-                path,
-                lambda project: analyze_source(
-                    text, filename, selection, parse=parse, training_loops=True, project=project
-                ),
+        def run(parse: Parser, source: str = text) -> FileRun:
+            def remembered(value: str) -> ParsedSource | ParseFailure:
+                result = parse(value)
+                parsed[:] = [result]
+                return result
+
+            return self.files.analyse(
+                source, filename, selection, path=path, parse=remembered, training_loops=True
             )
 
         try:
@@ -627,16 +700,28 @@ class TorchlintServer(LanguageServer):
             parse, _ = self.parsers.new_parser()
             state.parse = parse
             result = run(parse_source)
+        diagnostics = result.analysis.diagnostics
+        broken: list[BrokenBlock] = []
+        if parsed and isinstance(parsed[0], ParseFailure):
+            masked = mask_broken_blocks(text, state.parse, parsed[0])
+            if masked is not None:
+                result = run(masked.parse, masked.text)
+                broken = masked.broken
+                diagnostics = result.analysis.diagnostics + syntax_diagnostics(
+                    masked, text, filename, selection
+                )
+        if not context.settings.show_syntax_errors:
+            diagnostics = [d for d in diagnostics if d.code != SyntaxErrorRule.code]
         analysis = result.analysis
         outcome.dependencies = result.dependencies
         for problem in result.problems:
             if problem not in state.logged:
                 state.logged.add(problem)
                 outcome.logs.append((types.MessageType.Error, problem))
-        state.lenses = (version, text, targets_of(analysis))  # the lens request reuses them
+        outcome.lenses = kept_lenses(targets_of(analysis), state.lens_targets, broken)
         self._collect_errors(state, analysis, outcome)
         outcome.diagnostics = to_lsp_diagnostics(
-            analysis.diagnostics,
+            sorted(diagnostics, key=lambda d: d.sort_key),
             text,
             uri=state.uri,
             version=version,
@@ -661,13 +746,46 @@ class TorchlintServer(LanguageServer):
             return None
         return state
 
+    def editable(self, uri: str) -> Editable | None:
+        """What the code actions of `uri` work on: a tracked document, or a code cell of a
+        tracked notebook (None: neither, or linting is off for it)."""
+        state = self.tracked(uri)
+        if state is not None:
+            document = self.workspace.get_text_document(uri)
+            version = document.version
+            current = state.current_diagnostics(version) or []
+            return Editable(uri, document.source, version, current)
+        notebook = self.notebook_of_cell(uri)
+        if notebook is None:
+            return None
+        cells = notebook.cells
+        cell = cells.get(uri)
+        if cell is None:
+            return None
+        code = notebook.code_cells(self.workspace.get_notebook_document(notebook_uri=notebook.uri))
+        first = code[0] if code else cell
+        return Editable(
+            uri,
+            cell.source,
+            cell.version,
+            notebook.published.get(uri, []),
+            notebook=notebook,
+            top=(first.uri, first.source, first.version),
+        )
+
+    def notebook_of_cell(self, uri: str) -> NotebookState | None:
+        notebook = self.workspace.get_notebook_document(cell_uri=uri)
+        state = self.notebooks.get(notebook.uri) if notebook is not None else None
+        if state is None or not self.settings.for_uri(state.uri).enable:
+            return None
+        return state
+
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
-        state = self.tracked(uri)
-        if state is None:
+        target = self.editable(uri)
+        if target is None:
             return None
-        document = self.workspace.get_text_document(uri)
-        text, version = document.source, document.version
+        text, version = target.text, target.version
         positions = PositionMap(text, self.encoding)
         only = params.context.only
         versioned = self.versioned_edits
@@ -680,6 +798,7 @@ class TorchlintServer(LanguageServer):
                 fix = actions.quick_fix(uri, diagnostic, version, versioned)
                 if fix is not None:
                     result.append(fix)
+            result.extend(self.runtime.quick_fixes(uri, params.context.diagnostics, text, version))
             for diagnostic in ours:
                 code = str(diagnostic.code)
                 if (code, diagnostic.range.start.line) not in noqa_seen:
@@ -687,32 +806,93 @@ class TorchlintServer(LanguageServer):
                     noqa = actions.noqa_action(uri, diagnostic, positions, version, versioned)
                     if noqa is not None:
                         result.append(noqa)
+            top_uri, top_text, top_version = target.top or (uri, text, version)
+            top = positions if top_uri == uri else PositionMap(top_text, self.encoding)
             for diagnostic in ours:
                 code = str(diagnostic.code)
                 if code not in file_seen:
                     file_seen.add(code)
                     result.append(
-                        actions.ignore_file_action(uri, diagnostic, positions, version, versioned)
+                        actions.ignore_file_action(top_uri, diagnostic, top, top_version, versioned)
                     )
         if only is not None and actions.kind_requested(actions.FIX_ALL_KIND, only):
             wanted = True
         else:
             # Unfiltered requests come on every cursor move: offer "fix all" only when a
             # current diagnostic has a safe fix.
-            current = state.current_diagnostics(version) or []
             wanted = only is None and any(
                 (stored := actions.stored_fix(d)) is not None and stored.applicability == "safe"
-                for d in current
+                for d in target.current
             )
-        if wanted:
-            context = self.document_context(uri)
-            selection, _ = await self.in_thread(self.selection_for, context)
-            edit = None
-            if selection is not None:
-                fixed = await self.in_thread(fix_text, text, str(context.path), selection)
-                edit = actions.replacement_edit(text, fixed.text, self.encoding)
-            result.append(actions.fix_all_action(uri, edit, version, versioned))
+        if wanted and self.resolves_edits:
+            # The edit is worked out when the action is chosen (`codeAction/resolve`), not on
+            # every cursor move: fixing a file analyses it again after each pass.
+            data = {"uri": uri, "version": version}
+            result.append(actions.fix_all_action(None, data))
+        elif wanted:
+            result.append(actions.fix_all_action(await self.fix_all_edit(uri)))
         return result
+
+    @property
+    def resolves_edits(self) -> bool:
+        """Whether the client asks for a code action's edit with `codeAction/resolve`."""
+        capabilities = self.client_capabilities
+        document = capabilities.text_document if capabilities else None
+        action = document.code_action if document else None
+        support = action.resolve_support if action else None
+        return bool(support and "edit" in support.properties)
+
+    async def fix_all_edit(self, uri: str) -> types.WorkspaceEdit:
+        """The edit that applies every safe fix of the document `uri` (of every cell, for a
+        notebook's cell), computed with the document's project, as `torchlint check --fix`
+        would."""
+        versioned = self.versioned_edits
+        notebook = self.notebook_of_cell(uri)
+        if notebook is not None:
+            return await self._fix_all_cells(notebook, versioned)
+        document = self.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        context = self.document_context(uri)
+        selection, _ = await self.in_thread(self.selection_for, context)
+        edits: list[types.TextEdit] = []
+        if selection is not None:
+            fixing = await self.in_thread(
+                lambda: self.files.fix(text, str(context.path), selection, path=file_path(uri))
+            )
+            for problem in fixing.problems:
+                self.log(problem, types.MessageType.Error)
+            edit = actions.replacement_edit(text, fixing.result.text, self.encoding)
+            edits = [edit] if edit is not None else []
+        return actions.workspace_edit(uri, version, edits, versioned)
+
+    async def _fix_all_cells(self, state: NotebookState, versioned: bool) -> types.WorkspaceEdit:
+        document = self.workspace.get_notebook_document(notebook_uri=state.uri)
+        cells = [(d.uri, d.source, d.version) for d in state.code_cells(document)]
+        context = self.document_context(state.uri)
+        selection, _ = await self.in_thread(self.selection_for, context)
+        edits: dict[str, types.TextEdit] = {}
+        if selection is not None and cells:
+            edits = await self.in_thread(
+                fix_cells, cells, str(context.path), selection, self.encoding
+            )
+        versions = {uri: version for uri, _, version in cells}
+        return actions.edits_of_documents(
+            {uri: (versions.get(uri), [edit]) for uri, edit in edits.items()}, versioned
+        )
+
+    async def resolve_code_action(self, action: types.CodeAction) -> types.CodeAction:
+        """`codeAction/resolve`: the fix-all's edit, for the text the action was offered on (an
+        edit without changes when the document has changed since: the client asks again)."""
+        data = action.data if isinstance(action.data, dict) else {}
+        uri, version = data.get("uri"), data.get("version")
+        if action.kind != actions.FIX_ALL_KIND or not isinstance(uri, str):
+            return action
+        target = self.editable(uri)
+        if target is not None and target.version == version:
+            action.edit = await self.fix_all_edit(uri)
+        else:
+            action.edit = actions.workspace_edit(uri, version, [], self.versioned_edits)
+        return action
 
     def hover(self, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
@@ -721,41 +901,64 @@ class TorchlintServer(LanguageServer):
             return self.notebook_hover(params)
         version = self.workspace.get_text_document(uri).version
         diagnostics = state.current_diagnostics(version)
-        if not diagnostics:
+        if diagnostics is None:
             return None
-        return hover_at(params.position, diagnostics)
+        return hover_at(params.position, self.shown(uri, diagnostics))
 
     def notebook_hover(self, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        notebook = self.workspace.get_notebook_document(cell_uri=uri)
-        state = self.notebooks.get(notebook.uri) if notebook is not None else None
-        if state is None or not self.settings.for_uri(state.uri).enable:
-            return None
-        diagnostics = state.published.get(uri)
+        state = self.notebook_of_cell(uri)
+        diagnostics = state.published.get(uri) if state is not None else None
         return hover_at(params.position, diagnostics) if diagnostics else None
 
-    async def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+    def code_lens(self, params: types.CodeLensParams) -> list[types.CodeLens]:
+        """The lenses of the document's last analysis, moved through the edits since (the
+        analysis after the next edit places them again, and asks for a refresh if they moved
+        otherwise): a lens request never waits for, or runs, an analysis. A notebook's cell
+        gets the lenses of the training loops in it."""
         uri = params.text_document.uri
         state = self.tracked(uri)
-        if state is None:
+        if state is not None:
+            state.lens_served = state.lens_targets
+            return code_lenses(uri, state.lens_targets)
+        notebook = self.notebook_of_cell(uri)
+        if notebook is None:
             return []
-        async with state.lock:
-            document = self.workspace.get_text_document(uri)
-            text, version = document.source, document.version
-            cached = state.lenses
-            if cached is not None and cached[0] == version and cached[1] == text:
-                targets = cached[2]
-            else:
-                try:
-                    targets = await self.in_thread(find_lens_targets, text, state.parse)
-                except Exception:
-                    self.log(
-                        f"finding the training loops of {uri} failed:\n{traceback.format_exc()}",
-                        types.MessageType.Error,
-                    )
-                    return []
-                state.lenses = (version, text, targets)
+        targets = notebook.lenses.get(uri, LensTargets())
+        notebook.lenses_served[uri] = targets
         return code_lenses(uri, targets)
+
+    def lenses_found(self, state: DocumentState, targets: LensTargets) -> None:
+        """A new analysis placed the lenses: ask the client to fetch them again when what it
+        last got differs."""
+        state.lens_targets = targets
+        if state.lens_served is not None and state.lens_served != targets:
+            state.lens_served = None
+            self.refresh_lenses()
+
+    def notebook_lenses_found(self, state: NotebookState, lenses: dict[str, LensTargets]) -> None:
+        state.lenses = dict(lenses)
+        moved = [
+            uri
+            for uri, served in state.lenses_served.items()
+            if served != lenses.get(uri, LensTargets())
+        ]
+        if moved:
+            state.lenses_served.clear()
+            self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        capabilities = self.client_capabilities
+        workspace = capabilities.workspace if capabilities else None
+        lens = workspace.code_lens if workspace else None
+        if lens and lens.refresh_support:
+            self.spawn(self._refresh_lenses())
+
+    async def _refresh_lenses(self) -> None:
+        try:
+            await self.workspace_code_lens_refresh_async(None)
+        except Exception as exc:
+            self.log(f"workspace/codeLens/refresh failed: {exc!r}", types.MessageType.Log)
 
     async def runtime_command(self, command: str, arguments: Sequence[Any]) -> dict[str, Any]:
         """A lens's runtime check (see `torchlint.lsp.runtime_runs`): the run's envelope, or
@@ -814,6 +1017,9 @@ def build_server() -> TorchlintServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: TorchlintServer, params: types.InitializeParams) -> None:
         ls.initialization_options = params.initialization_options
+        # pygls has just made the (empty) workspace: one whose documents apply ranged changes
+        # with the protocol's line breaks (`torchlint.lsp.text`).
+        ls.protocol._workspace = TorchlintWorkspace.replacing(ls.workspace)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: TorchlintServer, params: types.InitializedParams) -> None:
@@ -866,7 +1072,7 @@ def build_server() -> TorchlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: TorchlintServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.document_changed(params.text_document.uri)
+        ls.document_changed(params.text_document.uri, params.content_changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TorchlintServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -885,7 +1091,8 @@ def build_server() -> TorchlintServer:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND]
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL_KIND],
+            resolve_provider=True,
         ),
     )
     async def code_action(
@@ -893,13 +1100,19 @@ def build_server() -> TorchlintServer:
     ) -> list[types.CodeAction] | None:
         return await ls.code_actions(params)
 
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    async def resolve_code_action(
+        ls: TorchlintServer, params: types.CodeAction
+    ) -> types.CodeAction:
+        return await ls.resolve_code_action(params)
+
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: TorchlintServer, params: types.HoverParams) -> types.Hover | None:
         return ls.hover(params)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    async def code_lens(ls: TorchlintServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        return await ls.code_lens(params)
+    def code_lens(ls: TorchlintServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return ls.code_lens(params)
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: TorchlintServer, params: Any) -> None:

@@ -6,10 +6,20 @@ and once without a scope (for files outside every folder). Keys the server uses:
 - `enable` (bool, default true): lint at all;
 - `run` (`"onType"` or `"onSave"`, default `"onType"`): lint while typing, or only when a
   document is opened or saved;
-- `select`, `ignore` (lists of rule codes, prefixes, names or `ALL`): like the command line's
-  `--select` (replaces the configuration's `select`) and `--ignore` (adds to its `ignore`);
+- `select`, `extendSelect`, `ignore` (lists of rule codes, prefixes, names or `ALL`): like the
+  command line's `--select` (replaces the configuration's `select`), `--extend-select` (adds
+  to it) and `--ignore` (adds to its `ignore`);
 - `severity` (a table): the severity shown for a rule, keyed by code or name, valued `error`,
   `warning`, `info` (or `information`) or `hint`;
+- `exclude` (a list of gitignore-style patterns, relative to the workspace folder): files the
+  editor does not lint, on top of the configuration's `exclude`;
+- `configuration` (a path): the configuration file to use instead of the nearest
+  `pyproject.toml` (`--config`); the client expands `${workspaceFolder}` in it;
+- `showSyntaxErrors` (bool, default true): publish TL001 for a block that does not parse (the
+  rest of the file is checked either way);
+- `showNotifications` (`off`, `onError`, `onWarning`, `always`; default `onWarning`): which of
+  the server's own messages (bad settings, a broken configuration, internal errors) also pop
+  up, beside the log;
 - `runtime` (a table; `runtime.enable` etc. as flat keys are read too), for the runtime checks
   the code lenses start (`workspace/executeCommand` only, never on their own):
   `enable` (bool, default true), `timeoutSeconds` (a positive number, default 300: the whole
@@ -17,7 +27,10 @@ and once without a scope (for files outside every folder). Keys the server uses:
   200 for overfit and 5 for the gradient scan).
 
 Other keys (`interpreter`, `importStrategy`, ...) belong to the editor extension and are
-ignored here. Bad values are dropped with a message, never fatal.
+ignored here. The extension adds `origins`: for each key, where its value was set ("user
+settings", "workspace settings", the folder's settings), so that a problem names the place to
+fix it. Bad values are dropped with a message, never fatal: a list keeps its good entries (a
+`select` with none left is as if unset, so a typo never turns linting off).
 """
 
 from __future__ import annotations
@@ -25,11 +38,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pygls.uris import to_fs_path
 
-from torchlint.config import CliOverrides
+from torchlint.config import CliOverrides, PathPattern, patterns_match
 from torchlint.lsp.convert import SEVERITIES
 from torchlint.rules import lookup
 from torchlint.selection import SelectorError, validate_selectors
@@ -58,6 +72,10 @@ class RuntimeSettings:
 DEFAULT_RUNTIME = RuntimeSettings()
 
 
+NOTIFICATIONS = ("off", "onError", "onWarning", "always")
+Notifications = Literal["off", "onError", "onWarning", "always"]
+
+
 @dataclass(frozen=True)
 class ClientSettings:
     enable: bool = True
@@ -67,18 +85,31 @@ class ClientSettings:
     # rule code -> "error" / "warning" / "info" / "information" / "hint"
     severity: Mapping[str, str] = field(default_factory=dict)
     runtime: RuntimeSettings = DEFAULT_RUNTIME
+    extend_select: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    configuration: str | None = None
+    show_syntax_errors: bool = True
+    show_notifications: Notifications = "onWarning"
 
     @property
     def overrides(self) -> CliOverrides:
-        return CliOverrides(select=self.select, ignore=self.ignore)
+        config = Path(self.configuration) if self.configuration else None
+        return CliOverrides(
+            select=self.select, ignore=self.ignore, config=config, extend_select=self.extend_select
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "enable": self.enable,
             "run": self.run,
             "select": list(self.select) if self.select is not None else None,
+            "extendSelect": list(self.extend_select),
             "ignore": list(self.ignore),
             "severity": dict(self.severity),
+            "exclude": list(self.exclude),
+            "configuration": self.configuration,
+            "showSyntaxErrors": self.show_syntax_errors,
+            "showNotifications": self.show_notifications,
             "runtime": self.runtime.to_json(),
         }
 
@@ -86,44 +117,80 @@ class ClientSettings:
 DEFAULT_SETTINGS = ClientSettings()
 
 
-def _selectors(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
+@dataclass(frozen=True)
+class Problem:
+    """A setting the server could not use (in full or in part): its key and why."""
+
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"`{self.key}`: {self.message}"
+
+
+def _selectors(value: Any, key: str, problems: list[Problem]) -> tuple[str, ...] | None:
+    """The rule selectors of a list setting; the unknown ones are named in one problem. None
+    when the value is not a list at all."""
     if isinstance(value, str):  # a comma-separated string, as on the command line
         value = [part for part in value.split(",") if part.strip()]
     if not isinstance(value, list | tuple):
-        problems.append(f"`{key}` must be a list of rule codes or names; ignored")
+        problems.append(Problem(key, "must be a list of rule codes or names; ignored"))
         return None
     kept: list[str] = []
+    unknown: list[str] = []
     for item in value:
         if not isinstance(item, str):
-            problems.append(f"`{key}`: {item!r} is not a string; ignored")
+            unknown.append(repr(item))
             continue
         try:
-            kept.extend(validate_selectors([item], f"`{key}`"))
-        except SelectorError as exc:
-            problems.append(f"{exc}; ignored")
+            kept.extend(validate_selectors([item], key))
+        except SelectorError:
+            unknown.append(item.strip())
+    if unknown:
+        names = ", ".join(f"`{name}`" for name in unknown)
+        verb = "matches" if len(unknown) == 1 else "match"
+        rest = "the rest apply" if kept else "nothing else is listed there"
+        if key == "select" and not kept:
+            rest += ", so the project's selection applies"
+        problems.append(
+            Problem(
+                key,
+                f"{names} {verb} no rule (codes such as TL101, prefixes such as TL1, "
+                f"names, or ALL); ignored, {rest}",
+            )
+        )
     return tuple(kept)
 
 
-def _severity(value: Any, problems: list[str]) -> dict[str, str]:
+def _severity(value: Any, problems: list[Problem]) -> dict[str, str]:
     if not isinstance(value, Mapping):
-        problems.append("`severity` must be a table of rule code or name to severity; ignored")
+        problems.append(
+            Problem("severity", "must be a table of rule code or name to severity; ignored")
+        )
         return {}
     result: dict[str, str] = {}
+    unknown: list[str] = []
     for key, level in value.items():
         rule = lookup(str(key).strip())
         if rule is None:
-            problems.append(f"`severity`: `{key}` is not a rule code or name; ignored")
+            unknown.append(f"`{key}`")
             continue
         if not isinstance(level, str) or level.strip().lower() not in SEVERITIES:
             problems.append(
-                f"`severity.{key}`: {level!r} is not one of {', '.join(SEVERITIES)}; ignored"
+                Problem(
+                    "severity",
+                    f"`{key}`: {level!r} is not one of {', '.join(SEVERITIES)}; ignored",
+                )
             )
             continue
         result[rule.code] = level.strip().lower()
+    if unknown:
+        verb = "is not a rule code or name" if len(unknown) == 1 else "are not rule codes or names"
+        problems.append(Problem("severity", f"{', '.join(unknown)} {verb}; ignored"))
     return result
 
 
-def _runtime(raw: Mapping[str, Any], problems: list[str]) -> RuntimeSettings:
+def _runtime(raw: Mapping[str, Any], problems: list[Problem]) -> RuntimeSettings:
     """The `runtime` table, or its keys spelled flat (`"runtime.enable": false`), as clients
     that do not nest dotted settings send them."""
     table: dict[str, Any] = {}
@@ -131,56 +198,153 @@ def _runtime(raw: Mapping[str, Any], problems: list[str]) -> RuntimeSettings:
     if isinstance(nested, Mapping):
         table.update(nested)
     elif nested is not None:
-        problems.append("`runtime` must be a table; using the default runtime settings")
+        problems.append(Problem("runtime", "must be a table; using the default runtime settings"))
     for key, value in raw.items():
         if isinstance(key, str) and key.startswith("runtime."):
             table[key.removeprefix("runtime.")] = value
     enable = table.get("enable", True)
     if not isinstance(enable, bool):
-        problems.append("`runtime.enable` must be true or false; using true")
+        problems.append(Problem("runtime.enable", "must be true or false; using true"))
         enable = True
     timeout = table.get("timeoutSeconds", DEFAULT_RUNTIME_TIMEOUT_SECONDS)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         problems.append(
-            f"`runtime.timeoutSeconds` must be a positive number of seconds, got {timeout!r}; "
-            f"using {DEFAULT_RUNTIME_TIMEOUT_SECONDS:g}"
+            Problem(
+                "runtime.timeoutSeconds",
+                f"must be a positive number of seconds, got {timeout!r}; "
+                f"using {DEFAULT_RUNTIME_TIMEOUT_SECONDS:g}",
+            )
         )
         timeout = DEFAULT_RUNTIME_TIMEOUT_SECONDS
     steps = table.get("steps")
     if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
         problems.append(
-            f"`runtime.steps` must be a positive whole number, got {steps!r}; "
-            "using the check's default"
+            Problem(
+                "runtime.steps",
+                f"must be a positive whole number, got {steps!r}; using the check's default",
+            )
         )
         steps = None
     return RuntimeSettings(enable, float(timeout), steps)
 
 
-def parse_settings(raw: Any) -> tuple[ClientSettings, list[str]]:
+def _flag(raw: Mapping[str, Any], key: str, default: bool, problems: list[Problem]) -> bool:
+    value = raw.get(key, default)
+    if not isinstance(value, bool):
+        problems.append(Problem(key, f"must be true or false; using {str(default).lower()}"))
+        return default
+    return value
+
+
+def _patterns(value: Any, problems: list[Problem]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        problems.append(Problem("exclude", "must be a list of path patterns; ignored"))
+        return ()
+    kept = []
+    for pattern in value:
+        try:
+            PathPattern(pattern)
+        except ValueError as exc:
+            problems.append(Problem("exclude", f"`{pattern}`: {exc}; ignored"))
+            continue
+        kept.append(pattern)
+    return tuple(kept)
+
+
+def parse_settings(raw: Any) -> tuple[ClientSettings, list[Problem]]:
     """Settings from what the client sent (None, a table, or junk), and the problems found."""
-    problems: list[str] = []
+    problems: list[Problem] = []
     if raw is None:
         return DEFAULT_SETTINGS, problems
     if not isinstance(raw, Mapping):
-        problems.append(f"the `torchlint` settings must be a table, got {type(raw).__name__}")
+        problems.append(Problem("torchlint", f"must be a table, got {type(raw).__name__}"))
         return DEFAULT_SETTINGS, problems
-    enable = raw.get("enable", True)
-    if not isinstance(enable, bool):
-        problems.append("`enable` must be true or false; using true")
-        enable = True
+    enable = _flag(raw, "enable", True, problems)
     run: RunMode = "onType"
     raw_run = raw.get("run", "onType")
     if raw_run == "onSave":
         run = "onSave"
     elif raw_run != "onType":
-        problems.append(f"`run` must be `onType` or `onSave`, got {raw_run!r}; using onType")
+        problems.append(
+            Problem("run", f"must be `onType` or `onSave`, got {raw_run!r}; using onType")
+        )
     select = None
     if raw.get("select") is not None:
-        select = _selectors(raw["select"], "select", problems)
+        select = _selectors(raw["select"], "select", problems) or None
+    extend = _selectors(raw.get("extendSelect") or [], "extendSelect", problems) or ()
     ignore = _selectors(raw.get("ignore") or [], "ignore", problems) or ()
     severity = _severity(raw.get("severity") or {}, problems)
     runtime = _runtime(raw, problems)
-    return ClientSettings(enable, run, select, ignore, severity, runtime), problems
+    configuration = raw.get("configuration")
+    if configuration is not None and not isinstance(configuration, str):
+        problems.append(
+            Problem("configuration", "must be the path of a configuration file; ignored")
+        )
+        configuration = None
+    notifications: Notifications = "onWarning"
+    raw_notifications = raw.get("showNotifications", "onWarning")
+    if raw_notifications in NOTIFICATIONS:
+        notifications = raw_notifications
+    else:
+        problems.append(
+            Problem(
+                "showNotifications",
+                f"must be one of {', '.join(NOTIFICATIONS)}, got {raw_notifications!r}; "
+                "using onWarning",
+            )
+        )
+    return (
+        ClientSettings(
+            enable=enable,
+            run=run,
+            select=select,
+            ignore=ignore,
+            severity=severity,
+            runtime=runtime,
+            extend_select=extend,
+            exclude=_patterns(raw.get("exclude"), problems),
+            configuration=configuration.strip() or None if configuration else None,
+            show_syntax_errors=_flag(raw, "showSyntaxErrors", True, problems),
+            show_notifications=notifications,
+        ),
+        problems,
+    )
+
+
+_SHOWN: dict[str, frozenset[int]] = {
+    "off": frozenset(),
+    "onError": frozenset({1}),
+    "onWarning": frozenset({1, 2}),
+    "always": frozenset({1, 2, 3, 4}),
+}
+
+
+def shows(notifications: Notifications, kind: int) -> bool:
+    """Whether a message of `kind` (LSP's MessageType: 1 error ... 4 log) pops up."""
+    return int(kind) in _SHOWN.get(notifications, _SHOWN["onWarning"])
+
+
+def editor_excludes(settings: ClientSettings, path: Path, root: Path) -> bool:
+    """Whether the editor's `exclude` patterns (relative to the folder `root`) leave `path` out."""
+    if not settings.exclude:
+        return False
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = (path.name,)
+    patterns = [PathPattern(pattern) for pattern in settings.exclude]
+    return patterns_match(patterns, parts, False, ancestors=True)
+
+
+def origin_of(raw: Any, key: str) -> str | None:
+    """Where the client says the value of `key` was set (see the module docstring)."""
+    origins = raw.get("origins") if isinstance(raw, Mapping) else None
+    if not isinstance(origins, Mapping):
+        return None
+    found = origins.get(key.split(".")[0])
+    return found if isinstance(found, str) else None
 
 
 @dataclass
