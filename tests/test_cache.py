@@ -13,7 +13,7 @@ from snippets import DEPRECATED_SCALER, FIXED_SCALER, MISSING_STEP, SELECT
 if TYPE_CHECKING:
     from conftest import Output, Run
 
-from torchlint import cli
+from torchlint import workspace
 from torchlint.cache import (
     CACHE_DIR_NAME,
     Cache,
@@ -205,12 +205,10 @@ def test_internal_errors_are_not_cached(
 ) -> None:
     write(tmp_path / "train.py", MISSING_STEP)
 
-    def broken(
-        data: bytes, filename: str, selection: RuleSelection, project: object = None
-    ) -> Analysis:
-        return Analysis(filename, data.decode(), errors=[f"{filename}: rule TL101 failed: boom"])
+    def broken(text: str, filename: str, selection: RuleSelection, **options: object) -> Analysis:
+        return Analysis(filename, text, errors=[f"{filename}: rule TL101 failed: boom"])
 
-    monkeypatch.setattr(cli, "analyze_bytes", broken)
+    monkeypatch.setattr(workspace, "analyze_source", broken)
     result = run("check", *SELECT, cwd=tmp_path)
     assert result.code == 2
     assert "rule TL101 failed: boom" in result.err

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 from snippets import CLEAN, MISSING_STEP, MISSING_STEP_AND_ITEM
 
-from torchlint import __version__, cli
+from torchlint import __version__, cli, workspace
 from torchlint.analysis.source import ParsedSource, parse_source
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ def test_internal_error_is_one_line_unless_verbose(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli, "analyze_bytes", explode)
+    monkeypatch.setattr(workspace, "analyze_source", explode)
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "train.py", CLEAN)
 

@@ -186,10 +186,18 @@ def read(data: bytes) -> Notebook:
     return build(load_json(data))
 
 
-def build_cells(texts: Sequence[str]) -> Notebook:
+def build_cells(texts: Sequence[str], numbers: Sequence[int] | None = None) -> Notebook:
     """The virtual source of code cells given as their texts, in order (an editor's open
-    notebook); the cells are numbered 1, 2, ... in that order."""
-    return build({"cells": [{"cell_type": "code", "source": text} for text in texts]})
+    notebook); the cells are numbered 1, 2, ... in that order, or by `numbers` (their positions
+    among all the notebook's cells, markdown cells included, as the editor shows them)."""
+    if numbers is None:
+        return build({"cells": [{"cell_type": "code", "source": text} for text in texts]})
+    cells: list[dict[str, Any]] = [
+        {"cell_type": "markdown", "source": ""} for _ in range(max(numbers, default=0))
+    ]
+    for number, text in zip(numbers, texts, strict=True):
+        cells[number - 1] = {"cell_type": "code", "source": text}
+    return build({"cells": cells})
 
 
 # --- diagnostics -----------------------------------------------------------------------------

@@ -21,6 +21,16 @@ SERVER = [sys.executable, "-m", "torchlint.lsp"]
 TIMEOUT = 30.0
 
 # A training loop with TL204 (deprecated GradScaler, line 6) and TL301 (`.item()`, line 15).
+# A model, an optimizer and a loader: what the training loops of the tests use.
+HEADER = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
+"""
+
 AMP_SOURCE = """\
 import torch
 from torch import nn
@@ -49,6 +59,7 @@ class RecordingClient(LanguageClient):
         self.configuration_delay = 0.0
         self.configuration_requests = 0
         self.lens_refreshes = 0
+        self.initialize_result: types.InitializeResult | None = None
 
     def published(self, uri: str) -> list[types.PublishDiagnosticsParams]:
         return [p for p in self.publications if p.uri == uri]
@@ -77,8 +88,26 @@ def _refresh_lenses(client: RecordingClient, params: None) -> None:
     client.lens_refreshes += 1
 
 
+def _converter() -> Any:
+    """pygls's converter, telling a code action that carries a command (a quick fix that also
+    runs something) from a bare command: lsprotocol's union structuring takes the first for the
+    second, as it only looks for `title` and `command` (VS Code's client checks the types)."""
+    converter = default_converter()
+
+    def code_action_or_command(value: Any, _: Any) -> Any:
+        if isinstance(value, dict) and (
+            not isinstance(value.get("command", ""), str)
+            or {"kind", "edit", "diagnostics"} & set(value)
+        ):
+            return converter.structure(value, types.CodeAction)
+        return converter.structure(value, types.Command)
+
+    converter.register_structure_hook(types.Command | types.CodeAction, code_action_or_command)
+    return converter
+
+
 def make_client() -> RecordingClient:
-    client = RecordingClient(converter_factory=default_converter)
+    client = RecordingClient(converter_factory=_converter)
     register_lsp_features(
         client,
         {

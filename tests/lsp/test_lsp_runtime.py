@@ -110,7 +110,7 @@ def test_findings_become_statement_wide_diagnostics(tmp_path: Path) -> None:
     # (UTF-16: the emoji is two units).
     assert diagnostic.range == types.Range(types.Position(1, 4), types.Position(1, 22))
     assert diagnostic.code_description is not None
-    assert diagnostic.code_description.href.endswith("docs/runtime.md#tlr301")
+    assert diagnostic.code_description.href.endswith("docs/runtime.md#runtime-diagnostics")
     assert diagnostic.data == {"check": "overfit", "name": "n", "evidence": {"a": 1}}
     past_the_end = to_lsp_diagnostic(Finding(first.key, 40, first.item), text, "utf-16", "grads")
     assert past_the_end.range.start.line == 3  # the (empty) last line
@@ -470,3 +470,77 @@ async def test_shutdown_stops_a_running_check(own_client: RecordingClient, tmp_p
     result = await asyncio.wait_for(task, 5)
     assert result["status"] == "error" and result["error"]["kind"] == "cancelled"
     assert processes_running(str(tmp_path / "hang_until_shutdown.py")) == []
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_run_that_confirms_a_rule_is_one_finding_with_a_fix_and_run_again(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    """no_zero_grad.py: TL102 (static) and TLR107 (overfit and gradient scan) are one finding;
+    its quick fix inserts `optimizer.zero_grad()` and can run the check again."""
+    doc = open_copy(client, folders["runs"], "no_zero_grad.py", "confirmed.py")
+    static = await doc.diagnostics()
+    assert sorted(str(d.code) for d in static) == ["TL102", "TL401"]
+    step = marked_line(doc, "step")
+    seen = len(doc.publications())
+    for check in (OVERFIT, GRADS):
+        result = await execute(client, command(doc.uri, check, step))
+        assert "TLR107" in [d["code"] for d in result["diagnostics"]], result["summary"]
+    await wait_until(lambda: len(doc.publications()) >= seen + 2, message="the republications")
+    shown = list(doc.publications()[-1].diagnostics)
+    # One finding per cause: no TLR107 of its own after two checks, and no second TL102 (the
+    # overfit check's own verdict, TLR100, stays beside it).
+    assert sorted(str(d.code) for d in shown) == ["TL102", "TL401", "TLR100"]
+    (confirmed,) = [d for d in shown if d.code == "TL102"]
+    assert confirmed.message.startswith("Seen in the code and confirmed by a run (TLR107, grads")
+    assert confirmed.source == "torchlint"
+    assert confirmed.related_information is not None
+    (run,) = [r for r in confirmed.related_information if "TLR107" in r.message]
+    assert run.location.range.start == types.Position(step, 8)  # the step statement
+
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            position=confirmed.range.start,
+        )
+    )
+    assert hover is not None and "confirmed by a run" in str(hover.contents)
+    assert "TL102" in str(hover.contents)
+
+    actions = await doc.code_actions([confirmed], only=[types.CodeActionKind.QuickFix])
+    titles = [a.title for a in actions]
+    insert = "TL102: insert `optimizer.zero_grad()` before the backward"
+    assert insert in titles
+    again = next(a for a in actions if a.title.startswith(insert + ", and run"))
+    assert again.command is not None and again.command.command == GRADS
+    fixed = doc.apply(again.edit)
+    backward = confirmed.range.start.line
+    assert fixed.splitlines()[backward] == "        optimizer.zero_grad()"
+    assert fixed.splitlines()[backward + 1] == "        loss.backward()"
+    doc.change(fixed)
+    assert [str(d.code) for d in await doc.diagnostics()] == ["TL401"]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_runtime_finding_alone_has_a_hover_and_a_documentation_link(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_copy(client, folders["runs"], "labels.py", "hovered.py")
+    await doc.diagnostics()
+    count = len(doc.publications())
+    await execute(client, command(doc.uri, line=marked_line(doc, "loss")))
+    await wait_until(lambda: len(doc.publications()) > count, message="the runtime diagnostics")
+    (runtime,) = [d for d in doc.publications()[-1].diagnostics if d.source == SOURCE]
+    assert runtime.code == "TLR301"
+    assert runtime.code_description is not None
+    assert runtime.code_description.href.endswith("docs/runtime.md#runtime-diagnostics")
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=doc.uri),
+            position=runtime.range.start,
+        )
+    )
+    assert hover is not None
+    text = str(hover.contents)
+    assert "TLR301" in text and "label-out-of-range" in text and "overfit" in text
+    assert "target_max" in text  # what the run measured

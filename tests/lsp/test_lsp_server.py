@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 from lsp_helpers import (
+    HEADER,
     Document,
     RecordingClient,
     initialize_params,
@@ -26,15 +27,6 @@ from lsprotocol import types
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-HEADER = """\
-import torch
-from torch import nn
-
-model = nn.Linear(4, 2)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-loader = [(torch.randn(8, 4), torch.randn(8, 2)) for _ in range(10)]
-"""
 
 FIXED = (
     HEADER

@@ -31,7 +31,13 @@ from torchlint.lsp.actions import workspace_edit
 from torchlint.lsp.convert import SOURCE, PositionMap, code_units, range_json
 
 RUNTIME_SOURCE = "torchlint-runtime"
-RUNTIME_DOCS_URL = "https://github.com/torchlint/torchlint/blob/main/docs/runtime.md#{anchor}"
+RUNTIME_DOCS = "https://github.com/torchlint/torchlint/blob/main/docs/"
+# The page (and section) whose table documents a runtime code, by its hundreds digit.
+_DOCS_PAGES = {
+    "4": "runtime-fit.md#diagnostics",
+    "5": "runtime-lr-find.md#diagnostics",
+    "6": "runtime-profile.md#hints",
+}
 
 #: runtime code -> the static rule it confirms
 CONFIRMS: dict[str, str] = {
@@ -88,7 +94,9 @@ def findings_of(result: dict[str, Any], script: Path, fallback_line: int | None)
 
 
 def docs_url(code: str) -> str:
-    return RUNTIME_DOCS_URL.format(anchor=code.lower())
+    """Where a runtime code is documented: the codes table of its check's page."""
+    digit = code[3:4] if code.startswith("TLR") else ""
+    return RUNTIME_DOCS + _DOCS_PAGES.get(digit, "runtime.md#runtime-diagnostics")
 
 
 # --- where a finding goes ---------------------------------------------------------------------

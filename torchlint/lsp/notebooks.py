@@ -36,7 +36,14 @@ from torchlint.lsp.convert import PositionMap, to_lsp_diagnostic
 from torchlint.lsp.lenses import LensTargets, shifted, targets_of
 from torchlint.lsp.partial import mask_broken_blocks, syntax_diagnostics
 from torchlint.lsp.text import Document
-from torchlint.notebook import build_cells, edits_within_cells, locate, map_diagnostic, split_cells
+from torchlint.notebook import (
+    Notebook,
+    build_cells,
+    edits_within_cells,
+    locate,
+    map_diagnostic,
+    split_cells,
+)
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
 
@@ -105,6 +112,13 @@ class NotebookState:
             if uri in self.lenses:
                 self.lenses[uri] = shifted(self.lenses[uri], content.changes)
 
+    def numbers(self, notebook: types.NotebookDocument | None) -> dict[str, int]:
+        """Each cell's position among all the notebook's cells (1-based, markdown cells
+        included: what the editor shows), by URI."""
+        if notebook is None:
+            return {}
+        return {cell.document: index for index, cell in enumerate(notebook.cells, start=1)}
+
     def code_cells(self, notebook: types.NotebookDocument | None) -> list[Document]:
         """The Python code cells, in the notebook's order."""
         if notebook is None:
@@ -136,12 +150,14 @@ def analyse_cells(
     encoding: str,
     severity_overrides: Mapping[str, str],
     show_syntax_errors: bool = True,
+    numbers: Sequence[int] | None = None,
 ) -> CellResults:
     """Analyse code cells `(uri, text, version)` as one program: the LSP diagnostics of every
     cell (an empty list for a clean one), its lens targets, and the analysis (for its errors).
     Messages and related locations name cells and lines within them. A cell that does not parse
-    gets its TL001 and the other cells are still checked (`torchlint.lsp.partial`)."""
-    notebook = build_cells([text for _, text, _ in cells])
+    gets its TL001 and the other cells are still checked (`torchlint.lsp.partial`). `numbers`:
+    the cells' positions in the notebook (default 1, 2, ...), as messages name them."""
+    notebook = build_cells([text for _, text, _ in cells], numbers)
     virtual = notebook.virtual
     parsed = parse_source(virtual)
     masked = (
@@ -160,18 +176,46 @@ def analyse_cells(
         )
     if not show_syntax_errors:
         analysis.diagnostics = [d for d in analysis.diagnostics if d.code != SyntaxErrorRule.code]
-    positions = {
-        number: PositionMap(text, encoding) for number, (_, text, _) in enumerate(cells, start=1)
+    result = cell_diagnostics(notebook, analysis, cells, encoding, severity_overrides)
+    uris = {cell.index: uri for cell, (uri, _, _) in zip(notebook.cells, cells, strict=True)}
+    lenses: dict[str, list[int]] = {}
+    main: dict[str, int] = {}
+    targets = targets_of(analysis)
+    for row in targets.loops:
+        number, local = locate(notebook, Location(row, 1))
+        if number in uris:
+            lenses.setdefault(uris[number], []).append(local.row)
+    if targets.main is not None:
+        number, local = locate(notebook, Location(targets.main, 1))
+        if number in uris:
+            main[uris[number]] = local.row
+    by_cell = {
+        uri: LensTargets(tuple(sorted(lenses.get(uri, ()))), main.get(uri))
+        for uri in {*lenses, *main}
     }
-    uris = {number: uri for number, (uri, _, _) in enumerate(cells, start=1)}
+    return CellResults(result, by_cell, analysis)
+
+
+def cell_diagnostics(
+    notebook: Notebook,
+    analysis: Analysis,
+    cells: Sequence[tuple[str, str, int | None]],
+    encoding: str,
+    severity_overrides: Mapping[str, str],
+) -> dict[str, list[types.Diagnostic]]:
+    """The analysis of the notebook's program as LSP diagnostics of each cell (`cells`: URI,
+    text, version, in the notebook's order), related locations in the cells they are in."""
+    numbered = {cell.index: given for cell, given in zip(notebook.cells, cells, strict=True)}
+    positions = {number: PositionMap(text, encoding) for number, (_, text, _) in numbered.items()}
+    uris = {number: uri for number, (uri, _, _) in numbered.items()}
     result: dict[str, list[types.Diagnostic]] = {uri: [] for uri, _, _ in cells}
     for found in sorted(analysis.diagnostics, key=lambda d: d.sort_key):
         mapped = map_diagnostic(notebook, found)
-        number = mapped.cell or 1
+        number = mapped.cell or min(uris, default=0)
         uri = uris.get(number)
         if uri is None:
             continue
-        version = cells[number - 1][2]
+        version = numbered[number][2]
         diagnostic = to_lsp_diagnostic(
             replace(mapped, related=()),
             positions[number],
@@ -191,22 +235,7 @@ def analyse_cells(
                 )
         diagnostic.related_information = related or None
         result[uri].append(diagnostic)
-    lenses: dict[str, list[int]] = {}
-    main: dict[str, int] = {}
-    targets = targets_of(analysis)
-    for row in targets.loops:
-        number, local = locate(notebook, Location(row, 1))
-        if number in uris:
-            lenses.setdefault(uris[number], []).append(local.row)
-    if targets.main is not None:
-        number, local = locate(notebook, Location(targets.main, 1))
-        if number in uris:
-            main[uris[number]] = local.row
-    by_cell = {
-        uri: LensTargets(tuple(sorted(lenses.get(uri, ()))), main.get(uri))
-        for uri in {*lenses, *main}
-    }
-    return CellResults(result, by_cell, analysis)
+    return result
 
 
 def fix_cells(
@@ -214,10 +243,11 @@ def fix_cells(
     filename: str,
     selection: RuleSelection,
     encoding: str,
+    numbers: Sequence[int] | None = None,
 ) -> dict[str, types.TextEdit]:
     """The edit of each code cell that applying every safe fix of the notebook changes (fixes
     whose edits stay within a cell, as `torchlint check --fix` applies them to a notebook)."""
-    notebook = build_cells([text for _, text, _ in cells])
+    notebook = build_cells([text for _, text, _ in cells], numbers)
     fixed = fix_text(notebook.virtual, filename, selection, allow=edits_within_cells)
     if fixed.text == notebook.virtual:
         return {}

@@ -571,12 +571,14 @@ class TorchlintServer(LanguageServer):
                     return
                 notebook = self.workspace.get_notebook_document(notebook_uri=state.uri)
                 cells = [(d.uri, d.source, d.version) for d in state.code_cells(notebook)]
+                numbers = state.numbers(notebook)
+                positions = [numbers.get(uri, 0) for uri, _, _ in cells]
                 context = self.document_context(state.uri)
                 results: dict[str, list[types.Diagnostic]] = {uri: [] for uri, _, _ in cells}
                 lenses: dict[str, LensTargets] = {}
                 if context.settings.enable and cells:
                     outcome = await self.in_thread(
-                        self._analyse_notebook, state, context, cells, self.encoding
+                        self._analyse_notebook, state, context, cells, positions, self.encoding
                     )
                     found, logs, warnings = outcome
                     if found is not None:
@@ -613,6 +615,7 @@ class TorchlintServer(LanguageServer):
         state: NotebookState,
         context: DocumentContext,
         cells: Sequence[tuple[str, str, int | None]],
+        numbers: Sequence[int],
         encoding: str,
     ) -> tuple[CellResults | None, list[tuple[types.MessageType, str]], list[str]]:
         """In a worker thread: the diagnostics and lenses of every code cell, logs and
@@ -628,6 +631,7 @@ class TorchlintServer(LanguageServer):
             encoding,
             context.settings.severity,
             show_syntax_errors=context.settings.show_syntax_errors,
+            numbers=numbers,
         )
         logs: list[tuple[types.MessageType, str]] = []
         for error in results.analysis.errors:
@@ -868,12 +872,14 @@ class TorchlintServer(LanguageServer):
     async def _fix_all_cells(self, state: NotebookState, versioned: bool) -> types.WorkspaceEdit:
         document = self.workspace.get_notebook_document(notebook_uri=state.uri)
         cells = [(d.uri, d.source, d.version) for d in state.code_cells(document)]
+        numbers = state.numbers(document)
         context = self.document_context(state.uri)
         selection, _ = await self.in_thread(self.selection_for, context)
         edits: dict[str, types.TextEdit] = {}
         if selection is not None and cells:
+            positions = [numbers.get(uri, 0) for uri, _, _ in cells]
             edits = await self.in_thread(
-                fix_cells, cells, str(context.path), selection, self.encoding
+                fix_cells, cells, str(context.path), selection, self.encoding, positions
             )
         versions = {uri: version for uri, _, version in cells}
         return actions.edits_of_documents(
