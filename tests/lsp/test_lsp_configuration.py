@@ -34,6 +34,14 @@ FOLDERS: dict[str, dict[str, Any] | None] = {
     "project_and_client": {"select": ["TL2"]},  # the client's select replaces the project's
     "live": None,
     "bad": {"select": ["TL999", "TL301"], "severity": {"nope": "error"}, "run": "sometimes"},
+    # Only a typo in `select`: linting goes on with the project's (here: the default) rules.
+    # `origins` is what the VS Code extension adds: where each value was set.
+    "typo": {"select": ["TL998"], "origins": {"select": "user settings"}},
+    "typo_too": {"select": ["TL998"], "origins": {"select": "user settings"}},
+    "extend": {"extendSelect": ["TL301"]},  # over the project's select of TL204 alone
+    "excluded": {"exclude": ["scratch/", "*_draft.py"]},
+    "configured": {"configuration": "CONFIG"},  # the test puts a path here
+    "quiet": {"showNotifications": "off", "select": ["TL997"]},
 }
 
 
@@ -50,6 +58,13 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     (paths["project"] / "pyproject.toml").write_text(project, encoding="utf-8")
     (paths["project_and_client"] / "pyproject.toml").write_text(project, encoding="utf-8")
+    (paths["extend"] / "pyproject.toml").write_text(
+        '[tool.torchlint]\nselect = ["TL204"]\n', encoding="utf-8"
+    )
+    custom = paths["configured"] / "settings" / "torchlint.toml"
+    custom.parent.mkdir()
+    custom.write_text('[tool.torchlint]\nselect = ["TL301"]\n', encoding="utf-8")
+    FOLDERS["configured"] = {"configuration": str(custom)}
     return paths
 
 
@@ -157,3 +172,54 @@ async def test_did_change_configuration_relints(
     )
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     assert summary(await doc.diagnostics(count=2)) == [("TL301", types.DiagnosticSeverity.Error)]
+
+
+async def test_a_typo_in_select_is_named_once_and_linting_goes_on(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["typo"])
+    assert summary(await doc.diagnostics()) == [
+        ("TL204", types.DiagnosticSeverity.Warning),
+        ("TL301", types.DiagnosticSeverity.Warning),
+    ]
+    # Two folders inherit the same user setting: named once per settings pull (one warning for
+    # the pull), with the user settings as the place to fix it.
+    shown = [m.message for m in client.messages if "TL998" in m.message]
+    assert shown
+    for message in shown:
+        assert message.count("TL998") == 1
+        assert "torchlint.select (user settings): `TL998` matches no rule" in message
+        assert "so the project's selection applies" in message
+
+
+async def test_extend_select_adds_to_the_projects_selection(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["extend"])
+    assert [code for code, _ in summary(await doc.diagnostics())] == ["TL204", "TL301"]
+
+
+async def test_the_editors_exclude(client: RecordingClient, folders: dict[str, Path]) -> None:
+    for where in (folders["excluded"] / "scratch" / "train.py", folders["excluded"] / "a_draft.py"):
+        where.parent.mkdir(exist_ok=True)
+        doc = Document(client, uri_of(where))
+        doc.open(AMP_SOURCE)
+        assert await doc.diagnostics() == []
+    kept = open_in(client, folders["excluded"])
+    assert len(await kept.diagnostics()) == 2
+
+
+async def test_a_configuration_file_named_in_the_settings(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["configured"])
+    assert [code for code, _ in summary(await doc.diagnostics())] == ["TL301"]
+
+
+async def test_show_notifications_off_keeps_problems_in_the_log(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["quiet"])
+    await doc.diagnostics()
+    assert not any("TL997" in m.message for m in client.messages)
+    assert any("TL997" in m.message for m in client.log_messages)

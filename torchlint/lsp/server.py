@@ -282,30 +282,47 @@ class TorchlintServer(LanguageServer):
             return False
         self._announced.clear()
         store = SettingsStore()
-        problems: list[str] = []
-        store.global_settings = self._parse(GLOBAL_SCOPE, raw_global, problems)
-        for folder in folders:
-            raw = raw_folders.get(folder, raw_global)
-            store.folders[folder] = self._parse(f"the settings of {folder}", raw, problems)
+        shown: list[str] = []  # problems of scopes whose `showNotifications` pops warnings up
+        logged: list[str] = []
+        scopes = [(GLOBAL_SCOPE, raw_global, None)] + [
+            (f"the settings of {folder}", raw_folders.get(folder, raw_global), folder)
+            for folder in folders
+        ]
+        for scope, raw, folder in scopes:
+            settings, problems = self._parse(scope, raw)
+            if folder is None:
+                store.global_settings = settings
+            else:
+                store.folders[folder] = settings
+            warn = shows(settings.show_notifications, types.MessageType.Warning)
+            (shown if warn else logged).extend(problems)
         self.settings = store
         self.log(f"settings: {json.dumps(store.global_settings.to_json())}")
         for folder, settings in store.folders.items():
             if settings != store.global_settings:
                 self.log(f"settings for {folder}: {json.dumps(settings.to_json())}")
-        if problems:
-            # One message for the whole pull: a problem of the user settings is in every
-            # folder's answer too, but it is named once, with the place to fix it.
-            unique = list(dict.fromkeys(problems))
-            self.announce("torchlint settings: " + "; ".join(unique))
+        # One message for the whole pull: a problem of the user settings is in every folder's
+        # answer too, but it is named once, with the place to fix it.
+        for problem in dict.fromkeys(logged):
+            if problem not in shown:
+                self.log(f"torchlint settings: {problem}", types.MessageType.Warning)
+        if shown:
+            message = "torchlint settings: " + "; ".join(dict.fromkeys(shown))
+            self._announced.add(message)
+            self.log(message, types.MessageType.Warning)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+            )
         self.settings_ready.set()
         return True
 
-    def _parse(self, scope: str, raw: Any, problems: list[str]) -> ClientSettings:
+    def _parse(self, scope: str, raw: Any) -> tuple[ClientSettings, list[str]]:
         settings, found = parse_settings(raw)
-        for problem in found:
-            where = origin_of(raw, problem.key) or scope
-            problems.append(f"torchlint.{problem.key} ({where}): {problem.message}")
-        return settings
+        problems = [
+            f"torchlint.{problem.key} ({origin_of(raw, problem.key) or scope}): {problem.message}"
+            for problem in found
+        ]
+        return settings, problems
 
     async def settings_changed(self, pushed: Any = None) -> None:
         if await self.pull_settings(pushed):

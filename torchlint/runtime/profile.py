@@ -339,11 +339,14 @@ class ProfilePlugin(RunPlugin):
         stage_sum = sum(s["ms_median"] or 0.0 for s in stages)
         validation = self._validation_summary(steps)
         findings = self._hints(stages, step_median, validation)
+        comparison = compare_windows(train_ms, plain)
         payload: dict[str, Any] = {
             "step_ms": {
                 "median": _round(step_median),
                 "p90": _round(_p90(train_ms)),
                 "uninstrumented_median": _round(plain_median),
+                "spread": _round_pair(_quartiles(train_ms)),
+                "uninstrumented_spread": _round_pair(_quartiles(plain)),
             },
             "stages": stages,
             "synchronization": self.synchronization,
@@ -351,9 +354,10 @@ class ProfilePlugin(RunPlugin):
             "measured_steps": len(steps),
             "uninstrumented_steps": len(plain),
             "coverage": _round(stage_sum / step_median if step_median else None, 4),
-            "instrumentation_overhead": _round(
-                step_median / plain_median if step_median and plain_median else None, 4
-            ),
+            # The two windows' medians compared only when their spreads say the difference is
+            # real (`compare_windows`); None, with the comparison "inconclusive", otherwise.
+            "instrumentation_overhead": _round(comparison.overhead, 4),
+            "instrumentation_comparison": comparison.verdict,
             "validation": validation,
             "host_syncs": [
                 {
@@ -454,13 +458,24 @@ class ProfilePlugin(RunPlugin):
             wait = share["data_wait"]
             if wait >= DATA_WAIT_SHARE:
                 workers = settings["num_workers"]
-                advice = (
-                    "raise num_workers (e.g. to the number of CPU cores) so batches are "
-                    "prepared while the model computes"
-                    if workers == 0
-                    else f"even with num_workers={workers}: make loading cheaper (decode, "
-                    "augment), add workers, or set persistent_workers=True"
-                )
+                if in_memory(train.loader):
+                    # As TL303 says: worker processes only add copies for tensors in memory.
+                    advice = (
+                        "the batches are slices of tensors already in memory "
+                        "(a TensorDataset), so worker processes would only add copies; index "
+                        "the tensors with a batch of indices (or a larger batch_size) instead "
+                        "of one sample at a time"
+                    )
+                elif workers == 0:
+                    advice = (
+                        "raise num_workers (e.g. to the number of CPU cores) so batches are "
+                        "prepared while the model computes"
+                    )
+                else:
+                    advice = (
+                        f"even with num_workers={workers}: make loading cheaper (decode, "
+                        "augment), add workers, or set persistent_workers=True"
+                    )
                 findings.append(
                     Finding(
                         "TLR601",
@@ -569,6 +584,52 @@ def _next_state(state: str, mark: _Mark) -> str:
         "step_end": "other",
         "step_boundary": "other",
     }.get(mark.kind, state)
+
+
+#: steps each window needs before their medians are compared
+MIN_COMPARED_STEPS = 5
+
+
+@dataclass(frozen=True)
+class WindowComparison:
+    overhead: float | None  # instrumented median / uninstrumented median, when conclusive
+    verdict: str  # "measured", "inconclusive" or "too few steps"
+
+
+def compare_windows(instrumented: list[float], plain: list[float]) -> WindowComparison:
+    """What per-stage timing costs: the ratio of the two windows' median steps, but only when
+    each window has enough steps and their interquartile ranges do not overlap (the difference
+    is larger than the steps' own spread); "inconclusive" otherwise. A window of the loop runs
+    through whatever the script does between steps, so its spread is the measure of noise."""
+    if len(instrumented) < MIN_COMPARED_STEPS or len(plain) < MIN_COMPARED_STEPS:
+        return WindowComparison(None, "too few steps")
+    low_a, high_a = _quartiles(instrumented) or (0.0, 0.0)
+    low_b, high_b = _quartiles(plain) or (0.0, 0.0)
+    if low_a <= high_b and low_b <= high_a:
+        return WindowComparison(None, "inconclusive")
+    median_a, median_b = _median(instrumented), _median(plain)
+    if not median_a or not median_b:
+        return WindowComparison(None, "inconclusive")
+    return WindowComparison(median_a / median_b, "measured")
+
+
+def in_memory(loader: Any) -> bool:
+    """Whether a loader's dataset is a TensorDataset (or a Subset of one): tensors in memory."""
+    dataset = getattr(loader, "dataset", None)
+    while isinstance(dataset, torch.utils.data.Subset):
+        dataset = dataset.dataset
+    return isinstance(dataset, torch.utils.data.TensorDataset)
+
+
+def _quartiles(values: list[float]) -> tuple[float, float] | None:
+    if len(values) < 2:
+        return None
+    quartiles = statistics.quantiles(values, n=4, method="inclusive")
+    return quartiles[0], quartiles[2]
+
+
+def _round_pair(pair: tuple[float, float] | None) -> list[float | None] | None:
+    return [_round(pair[0]), _round(pair[1])] if pair is not None else None
 
 
 def _median(values: list[float]) -> float | None:

@@ -66,10 +66,34 @@ def _step_line(payload: Mapping[str, Any]) -> Text:
     plain = _num(step.get("uninstrumented_median"))
     if plain is not None:
         text.append(f"; {_ms(plain)} without per-stage timing")
-        overhead = _num(payload.get("instrumentation_overhead"))
-        if overhead is not None:
-            text.append(f" (timing costs {max(0.0, overhead - 1) * 100:.0f}%)", style="dim")
+        text.append(f" ({timing_cost(payload)})", style="dim")
     return text
+
+
+def timing_cost(payload: Mapping[str, Any]) -> str:
+    """What the per-stage timing costs, as far as the two windows' spreads let one say."""
+    step = payload.get("step_ms")
+    step = step if isinstance(step, Mapping) else {}
+    overhead = _num(payload.get("instrumentation_overhead"))
+    spreads = [step.get("spread"), step.get("uninstrumented_spread")]
+    shown = [
+        f"{_ms(pair[0])}-{_ms(pair[1])}"
+        for pair in spreads
+        if isinstance(pair, list) and len(pair) == 2
+    ]
+    spread = f"; middle half of the steps {' and '.join(shown)}" if len(shown) == 2 else ""
+    if overhead is not None:
+        change = (overhead - 1) * 100
+        if change >= 0:
+            return f"timing costs {change:.0f}%{spread}"
+        return (
+            "the timed steps ran faster than the untimed ones: the two windows differ in more "
+            f"than the timing{spread}"
+        )
+    verdict = payload.get("instrumentation_comparison")
+    if verdict == "too few steps":
+        return "too few steps to compare the two"
+    return "the cost of timing is inconclusive: the two windows' spreads overlap" + spread
 
 
 def _method_line(payload: Mapping[str, Any]) -> Text:

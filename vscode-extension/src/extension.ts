@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { COMMANDS, RUNTIME_COMMANDS } from './commands';
 import { Logger } from './log';
 import { onActiveEnvironmentChanged } from './python';
+import { History } from './report/history';
 import { ReportPanel } from './report/panel';
 import { RuntimeRunner } from './runtime';
 import { ServerManager } from './server';
@@ -41,7 +42,7 @@ export function activate(context: vscode.ExtensionContext): void {
     const serverChannel = vscode.window.createOutputChannel(SERVER_CHANNEL);
     const log = channelLogger(clientChannel);
     const status = new Status();
-    const report = new ReportPanel(context.extensionUri, log);
+    const report = new ReportPanel(context.extensionUri, log, new History(context.workspaceState));
     const runtime = new RuntimeRunner({ client: () => server?.client, status, report, log });
     const manager = new ServerManager({
         extensionPath: context.extensionPath,

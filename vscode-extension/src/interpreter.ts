@@ -154,6 +154,33 @@ export function serverCommand(interpreter: Interpreter): { command: string; args
 /** The import check: prints torchlint's version when the interpreter can import it. */
 export const CHECK_SCRIPT = 'import torchlint, sys; print(torchlint.__version__)';
 
+/** Where the copy of torchlint the platform-specific .vsix carries lives (scripts/package.py). */
+export interface Bundle {
+    /** `bundled/tool`: torchlint alone, and the server's start script. */
+    tool: string;
+    /** `bundled/libs`: its dependencies. */
+    libs: string;
+}
+
+export function bundleIn(extensionPath: string, exists: (file: string) => boolean): Bundle | undefined {
+    const tool = path.join(extensionPath, 'bundled', 'tool');
+    const libs = path.join(extensionPath, 'bundled', 'libs');
+    return exists(path.join(tool, 'lsp_server.py')) && exists(libs) ? { tool, libs } : undefined;
+}
+
+/** The import check of the bundled copy: torchlint, its server and libcst's native parser (the
+ * part that exists only for the Python versions the bundle carries). */
+export function bundledCheckScript(bundle: Bundle): string {
+    const paths = JSON.stringify([bundle.tool, bundle.libs]);
+    return `import sys; sys.path[:0] = ${paths}; import torchlint.lsp.server, libcst.native; print(torchlint.__version__)`;
+}
+
+/** The language server's command line from the bundle: the interpreter runs its start script. */
+export function bundledServerCommand(interpreter: Interpreter, bundle: Bundle): { command: string; args: string[] } {
+    const [command, ...args] = interpreter.command;
+    return { command, args: [...args, path.join(bundle.tool, 'lsp_server.py')] };
+}
+
 /** A command line for logs and messages, quoted where needed. */
 export function formatCommand(parts: string[]): string {
     return parts.map((part) => (/^[\w@%+=:,./\\-]+$/.test(part) ? part : JSON.stringify(part))).join(' ');
@@ -191,12 +218,15 @@ export const CHECK_TIMEOUT_MS = 30_000;
 export async function checkInterpreter(
     interpreter: Interpreter,
     exec: ExecFn,
-    options: { platform: NodeJS.Platform; cwd?: string; timeoutMs?: number },
+    options: { platform: NodeJS.Platform; cwd?: string; timeoutMs?: number; script?: string },
 ): Promise<CheckResult> {
     const [file, ...args] = interpreter.command;
     const timeout = options.timeoutMs ?? CHECK_TIMEOUT_MS;
     try {
-        const { stdout } = await exec(file, [...args, '-c', CHECK_SCRIPT], { timeout, cwd: options.cwd });
+        const { stdout } = await exec(file, [...args, '-c', options.script ?? CHECK_SCRIPT], {
+            timeout,
+            cwd: options.cwd,
+        });
         const version = stdout.trim().split(/\r?\n/).pop() ?? '';
         return { ok: true, version: version || 'unknown version' };
     } catch (error) {

@@ -12,7 +12,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, LanguageClient } from 'vscode-languageclient/node';
-import { COMMANDS, RuntimeCommand, runtimeCommandForServer } from './commands';
+import { COMMANDS, RUNTIME_COMMANDS, RuntimeCommand, runtimeCommandForServer } from './commands';
 import { Logger } from './log';
 import { ReportPanel } from './report/panel';
 import { isCancelled, isEnvelope } from './report/model';
@@ -34,7 +34,23 @@ export function untrustedMessage(title: string): string {
 }
 
 export class RuntimeRunner {
-    constructor(private readonly deps: RuntimeDeps) {}
+    constructor(private readonly deps: RuntimeDeps) {
+        deps.report.onRerun = (envelope) => void this.rerun(envelope);
+    }
+
+    /**
+     * The report's "Run again": the same check of the same script, through the server command a
+     * lens sends (so the file is saved first and the result ends in the report again).
+     */
+    async rerun(envelope: Record<string, unknown>): Promise<void> {
+        const command = RUNTIME_COMMANDS.find((candidate) => candidate.server.endsWith(`.${String(envelope.check)}`));
+        const script = typeof envelope.script === 'string' ? envelope.script : undefined;
+        if (!command || !script) {
+            return;
+        }
+        this.deps.log.info(`${command.title}: run again on ${script}`);
+        await vscode.commands.executeCommand(command.server, vscode.Uri.file(script).toString(), 0);
+    }
 
     /** A client command: run the check on the active editor's file at the cursor line. */
     async runFromEditor(command: RuntimeCommand): Promise<void> {
@@ -135,7 +151,7 @@ export class RuntimeRunner {
             if (isCancelled(result)) {
                 return;
             }
-            this.deps.report.show(result);
+            void this.deps.report.show(result);
             return;
         }
         // A refusal or an internal failure: the server has already shown its message.

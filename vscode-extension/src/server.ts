@@ -13,7 +13,9 @@
  */
 
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
     ConfigurationParams,
@@ -26,19 +28,25 @@ import {
 } from 'vscode-languageclient/node';
 import { COMMANDS } from './commands';
 import {
+    Bundle,
+    bundledCheckScript,
+    bundledServerCommand,
+    bundleIn,
     checkInterpreter,
+    CheckResult,
     describeSource,
     ExecFn,
     formatCommand,
     Interpreter,
     resolveInterpreter,
     serverCommand,
+    substituteVariables,
 } from './interpreter';
 import { Logger } from './log';
 import { NotificationProgressFeature } from './progress';
 import { activeInterpreter } from './python';
 import { SerialQueue } from './serial';
-import { mapConfigurationAnswer, SECTION } from './settings';
+import { importStrategy, mapConfigurationAnswer, originOf, SECTION, SERVER_KEYS } from './settings';
 import { Status } from './status';
 
 export const CLIENT_ID = 'torchlint';
@@ -143,27 +151,35 @@ export class ServerManager implements vscode.Disposable {
             `Interpreter: ${formatCommand(interpreter.command)} (from ${source}; ` +
                 `workspace ${trusted ? 'trusted' : 'not trusted'})`,
         );
-        const check = await checkInterpreter(interpreter, execFileAsync, { platform: process.platform, cwd });
+        const launch = await this.chooseLaunch(interpreter, cwd, folder);
         if (this.disposed) {
             return;
         }
         this.interpreter = interpreter;
-        if (!check.ok) {
-            log.error(check.message);
-            if (check.detail) {
-                log.error(check.detail);
+        if (!launch.check.ok) {
+            log.error(launch.check.message);
+            if (launch.check.detail) {
+                log.error(launch.check.detail);
             }
-            status.setFailed(check.message);
-            void this.showStartError(check.message);
+            status.setFailed(launch.check.message);
+            void this.showStartError(launch.check.message);
             return;
         }
-        const { command, args } = serverCommand(interpreter);
-        log.info(`Server run command: ${formatCommand([command, ...args])} (torchlint ${check.version}, working directory ${cwd})`);
+        const check = launch.check;
+        const { command, args } = launch.bundle
+            ? bundledServerCommand(interpreter, launch.bundle)
+            : serverCommand(interpreter);
+        const origin = launch.bundle ? 'bundled with the extension' : 'from the environment';
+        log.info(
+            `Server run command: ${formatCommand([command, ...args])} (torchlint ${check.version} ${origin}, ` +
+                `working directory ${cwd})`,
+        );
 
         const serverOptions: ServerOptions = { command, args, options: { cwd, env: { ...process.env } } };
         const client = new LanguageClient(CLIENT_ID, CLIENT_NAME, serverOptions, this.clientOptions());
         client.registerFeature(new NotificationProgressFeature(client));
-        const detail = `torchlint ${check.version} · ${formatCommand(interpreter.command)}`;
+        const detail =
+            `torchlint ${check.version}${launch.bundle ? ' (bundled)' : ''} · ` + formatCommand(interpreter.command);
         client.onDidChangeState(({ newState }) => {
             if (this.current !== client) {
                 return;
@@ -188,11 +204,71 @@ export class ServerManager implements vscode.Disposable {
         }
     }
 
+    /**
+     * Which torchlint the server runs, by `torchlint.importStrategy` (as Microsoft's Python tool
+     * extensions do): `fromEnvironment` (the default) uses the interpreter's own torchlint, and
+     * the copy this .vsix carries when the interpreter has none; `useBundled` always uses the
+     * carried copy. Either way the interpreter is the user's, so the runtime checks run the
+     * script with its own torch.
+     */
+    private async chooseLaunch(
+        interpreter: Interpreter,
+        cwd: string,
+        folder: vscode.WorkspaceFolder | undefined,
+    ): Promise<{ check: CheckResult; bundle?: Bundle }> {
+        const { log } = this.deps;
+        const strategy = importStrategy(vscode.workspace.getConfiguration(SECTION, folder?.uri).get('importStrategy'));
+        const bundle = bundleIn(this.deps.extensionPath, existsSync);
+        const options = { platform: process.platform, cwd };
+        const bundled = async (): Promise<CheckResult> => {
+            if (!bundle) {
+                return {
+                    ok: false,
+                    message:
+                        'torchlint could not start: "torchlint.importStrategy" is "useBundled", but this copy of the ' +
+                        'extension carries no torchlint (install the platform-specific .vsix, or use "fromEnvironment").',
+                    detail: '',
+                };
+            }
+            const result = await checkInterpreter(interpreter, execFileAsync, {
+                ...options,
+                script: bundledCheckScript(bundle),
+            });
+            if (result.ok) {
+                return result;
+            }
+            return {
+                ok: false,
+                message:
+                    `torchlint could not start: the torchlint bundled with the extension does not run with ` +
+                    `"${formatCommand(interpreter.command)}" (${result.message.replace(/^torchlint could not start: /, '')}). ` +
+                    'The bundle carries Python 3.10 to 3.13; set "torchlint.interpreter" to one of those.',
+                detail: result.detail,
+            };
+        };
+        if (strategy === 'useBundled') {
+            log.info('torchlint.importStrategy is useBundled: using the torchlint bundled with the extension.');
+            return { check: await bundled(), bundle };
+        }
+        const own = await checkInterpreter(interpreter, execFileAsync, options);
+        if (own.ok || !bundle) {
+            return { check: own };
+        }
+        log.info(
+            `${formatCommand(interpreter.command)} has no torchlint (${own.message}); ` +
+                'using the torchlint bundled with the extension.',
+        );
+        return { check: await bundled(), bundle };
+    }
+
     private clientOptions(): LanguageClientOptions {
         return {
             documentSelector: [
                 { scheme: 'file', language: 'python' },
                 { scheme: 'untitled', language: 'python' },
+                // Jupyter notebooks' code cells: hover, quick fixes, fix-all and lenses there
+                // too (their text reaches the server through notebook synchronisation).
+                { scheme: 'vscode-notebook-cell', language: 'python' },
             ],
             diagnosticCollectionName: 'torchlint',
             outputChannel: this.deps.serverChannel,
@@ -204,12 +280,40 @@ export class ServerManager implements vscode.Disposable {
                     configuration: async (params: ConfigurationParams, token, next) => {
                         const answer = await next(params, token);
                         return Array.isArray(answer)
-                            ? mapConfigurationAnswer(params.items, answer, vscode.workspace.isTrusted)
+                            ? mapConfigurationAnswer(params.items, answer, vscode.workspace.isTrusted, (scope) =>
+                                  this.describeScope(scope),
+                              )
                             : answer;
                     },
                 },
             },
         };
+    }
+
+    /** Where each server setting of a scope was set, and `${workspaceFolder}` etc. for its paths. */
+    private describeScope(scopeUri: string | undefined): {
+        origins: Record<string, string>;
+        expand: (value: string) => string;
+    } {
+        const uri = scopeUri ? vscode.Uri.parse(scopeUri) : undefined;
+        const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : undefined;
+        const config = vscode.workspace.getConfiguration(SECTION, uri);
+        const origins: Record<string, string> = {};
+        for (const key of [...SERVER_KEYS, 'runtime']) {
+            const origin = originOf(config.inspect(key), folder?.name);
+            if (origin) {
+                origins[key] = origin;
+            }
+        }
+        const expand = (value: string): string => {
+            const expanded = substituteVariables(value, {
+                workspaceFolder: folder?.uri.fsPath,
+                userHome: os.homedir(),
+                env: process.env,
+            });
+            return folder && !path.isAbsolute(expanded) ? path.join(folder.uri.fsPath, expanded) : expanded;
+        };
+        return { origins, expand };
     }
 
     private async showStartError(message: string): Promise<void> {

@@ -20,13 +20,31 @@ export interface ServerSettings {
     enable?: unknown;
     run?: unknown;
     select?: unknown;
+    extendSelect?: unknown;
     ignore?: unknown;
     severity?: unknown;
+    exclude?: unknown;
+    configuration?: unknown;
+    showSyntaxErrors?: unknown;
+    showNotifications?: unknown;
     runtime: RuntimeSettings;
+    /** Where each key's value was set (`user settings`, ...), so the server's messages say. */
+    origins?: Record<string, string>;
 }
 
-/** The top-level keys the server reads; everything else (interpreter, trace) is the client's. */
-const SERVER_KEYS = ['enable', 'run', 'select', 'ignore', 'severity'] as const;
+/** The top-level keys the server reads; everything else (interpreter, importStrategy, trace) is the client's. */
+export const SERVER_KEYS = [
+    'enable',
+    'run',
+    'select',
+    'extendSelect',
+    'ignore',
+    'severity',
+    'exclude',
+    'configuration',
+    'showSyntaxErrors',
+    'showNotifications',
+] as const;
 const RUNTIME_KEYS = ['enable', 'timeoutSeconds', 'steps'] as const;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -38,13 +56,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * `raw` is what VS Code has (`{enable, run, ..., runtime: {enable, ...}, interpreter, trace}`;
  * flat `"runtime.enable"` keys are accepted too).
  */
-export function serverSettings(raw: unknown, trusted: boolean): ServerSettings {
+export function serverSettings(
+    raw: unknown,
+    trusted: boolean,
+    options: { origins?: Record<string, string>; expand?: (path: string) => string } = {},
+): ServerSettings {
     const source = isRecord(raw) ? raw : {};
     const result: ServerSettings = { runtime: {} };
     for (const key of SERVER_KEYS) {
         if (source[key] !== undefined) {
             result[key] = source[key];
         }
+    }
+    if (typeof result.configuration === 'string' && options.expand) {
+        result.configuration = result.configuration.trim() === '' ? null : options.expand(result.configuration);
+    }
+    if (options.origins && Object.keys(options.origins).length > 0) {
+        result.origins = options.origins;
     }
     const nested = isRecord(source.runtime) ? source.runtime : {};
     for (const key of RUNTIME_KEYS) {
@@ -64,17 +92,56 @@ export function serverSettings(raw: unknown, trusted: boolean): ServerSettings {
  * `serverSettings`, other sections (the server asks for none today) pass unchanged.
  */
 export function mapConfigurationAnswer(
-    items: ReadonlyArray<{ section?: string }>,
+    items: ReadonlyArray<{ section?: string; scopeUri?: string }>,
     answer: unknown[],
     trusted: boolean,
+    describe: (scopeUri: string | undefined) => {
+        origins?: Record<string, string>;
+        expand?: (path: string) => string;
+    } = () => ({}),
 ): unknown[] {
-    return answer.map((value, index) =>
-        items[index]?.section === SECTION ? serverSettings(value, trusted) : value,
-    );
+    return answer.map((value, index) => {
+        const item = items[index];
+        return item?.section === SECTION ? serverSettings(value, trusted, describe(item.scopeUri)) : value;
+    });
+}
+
+/** The values of one setting in each scope (what `WorkspaceConfiguration.inspect` gives). */
+export interface Inspected {
+    globalValue?: unknown;
+    workspaceValue?: unknown;
+    workspaceFolderValue?: unknown;
+}
+
+/**
+ * Where the value that applies was set: the most specific scope that has one (`undefined`: the
+ * default). `folder` names the workspace folder for its own settings.
+ */
+export function originOf(inspected: Inspected | undefined, folder?: string): string | undefined {
+    if (!inspected) {
+        return undefined;
+    }
+    if (inspected.workspaceFolderValue !== undefined) {
+        return folder ? `the folder settings of ${folder}` : 'the folder settings';
+    }
+    if (inspected.workspaceValue !== undefined) {
+        return 'the workspace settings';
+    }
+    if (inspected.globalValue !== undefined) {
+        return 'the user settings';
+    }
+    return undefined;
 }
 
 /** Setting changes that need a new server process (the others reach it by `didChangeConfiguration`). */
-export const RESTART_SETTINGS = [`${SECTION}.interpreter`];
+export const RESTART_SETTINGS = [`${SECTION}.interpreter`, `${SECTION}.importStrategy`];
+
+/** How the server's torchlint is found (the Python tool extensions' `importStrategy`). */
+export type ImportStrategy = 'fromEnvironment' | 'useBundled';
+
+export function importStrategy(value: unknown): ImportStrategy {
+    return value === 'useBundled' ? 'useBundled' : 'fromEnvironment';
+}
 
 /** Whether a configuration change (VS Code's `affectsConfiguration`) needs a restart. */
 export function needsRestart(affects: (section: string) => boolean): boolean {

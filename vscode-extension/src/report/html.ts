@@ -152,6 +152,8 @@ a:focus { outline: 1px solid var(--vscode-focusBorder); }
 .verdict.tone-warning { border-left-color: var(--vscode-charts-yellow, #d29922); }
 .verdict.tone-bad { border-left-color: var(--vscode-charts-red, #f85149); }
 .check { color: var(--vscode-descriptionForeground); }
+button.rerun { margin-left: 1em; color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 2px 10px; cursor: pointer; }
+button.rerun:hover { background: var(--vscode-button-hoverBackground); }
 .summary { margin: 4px 0; }
 .facts dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }
 .facts dt { color: var(--vscode-descriptionForeground); }
@@ -196,7 +198,9 @@ export function renderReportHtml(model: ReportModel, options: RenderOptions): st
 </head>
 <body data-check="${escapeHtml(model.check)}" data-status="${escapeHtml(model.status)}" data-verdict="${escapeHtml(model.verdict ?? '')}">
 <header class="verdict tone-${model.tone}">
-<div class="check">${escapeHtml(model.checkTitle)}${script}</div>
+<div class="check">${escapeHtml(model.checkTitle)}${script}${
+        model.rerun ? ' <button class="rerun" id="rerun" type="button">Run again</button>' : ''
+    }</div>
 <h1 class="headline">${escapeHtml(model.headline)}</h1>
 <p class="summary">${escapeHtml(model.summary)}</p>
 </header>

@@ -7,6 +7,8 @@
  * must render whatever a server version sends (a missing payload key drops that section).
  */
 
+import type { RunRecord } from './history';
+
 export type Tone = 'good' | 'warning' | 'bad' | 'neutral';
 
 /** A place in the user's code (line 1-based). */
@@ -96,6 +98,8 @@ export interface ReportModel {
     tone: Tone;
     /** The verdict in a few words, e.g. "Pass: the model memorised one batch". */
     headline: string;
+    /** Whether the report offers to run the same check again. */
+    rerun?: boolean;
     summary: string;
     script?: Location;
     scriptName?: string;
@@ -511,6 +515,7 @@ function profileSections(payload: Json): Sections {
     const plain = num(stepMs.uninstrumented_median);
     if (plain !== undefined) {
         facts.push({ label: 'Without per-stage timing', value: `${formatMs(plain)} median` });
+        facts.push({ label: 'Cost of the timing', value: timingCost(payload) });
     }
     const measured = int(payload.measured_steps);
     if (measured !== undefined) {
@@ -579,6 +584,27 @@ function profileSections(payload: Json): Sections {
         });
     }
     return { facts, charts, tables };
+}
+
+/** What the per-stage timing costs, only as far as the two windows' spreads allow. */
+export function timingCost(payload: Json): string {
+    const stepMs = isRecord(payload.step_ms) ? payload.step_ms : {};
+    const spreads = [stepMs.spread, stepMs.uninstrumented_spread]
+        .map((pair) => numbers(pair))
+        .filter((pair) => pair.length === 2)
+        .map(([low, high]) => `${formatMs(low)}–${formatMs(high)}`);
+    const spread = spreads.length === 2 ? ` (middle half of the steps: ${spreads.join(' timed, ')} untimed)` : '';
+    const overhead = num(payload.instrumentation_overhead);
+    if (overhead !== undefined) {
+        const change = (overhead - 1) * 100;
+        return change >= 0
+            ? `${change.toFixed(0)}%${spread}`
+            : `unknown: the timed steps ran faster, so the two windows differ in more than the timing${spread}`;
+    }
+    if (str(payload.instrumentation_comparison) === 'too few steps') {
+        return 'too few steps to tell';
+    }
+    return `inconclusive: the two windows' spreads overlap${spread}`;
 }
 
 function fitSections(payload: Json, summary: string): Sections {
@@ -732,7 +758,7 @@ const SEVERITY_ORDER = ['error', 'warning', 'info'];
 // --- the model ----------------------------------------------------------------------------
 
 /** The report of one envelope (see `isEnvelope`). */
-export function buildReport(envelope: Json): ReportModel {
+export function buildReport(envelope: Json, history: RunRecord[] = []): ReportModel {
     const check = str(envelope.check) ?? 'unknown';
     const status = str(envelope.status) ?? 'unknown';
     const verdict = str(envelope.verdict) ?? null;
@@ -779,6 +805,7 @@ export function buildReport(envelope: Json): ReportModel {
         };
     }
 
+    const earlier = historySections(history, checkTitle);
     return {
         title: `torchlint: ${checkTitle}${scriptName ? ` (${scriptName})` : ''}`,
         check,
@@ -786,16 +813,108 @@ export function buildReport(envelope: Json): ReportModel {
         status,
         verdict,
         tone,
-        headline,
+        headline: check === 'grads' && verdict === 'problems' ? gradsHeadline(payload, findings) : headline,
         summary,
         script: scriptPath ? { file: scriptPath, line: 1 } : undefined,
         scriptName,
         facts,
-        charts: sections.charts.filter((chart) => chart.kind === 'bar' || chart.series.some((s) => s.points.length > 0)),
-        tables: sections.tables,
+        charts: [...sections.charts, ...earlier.charts].filter(
+            (chart) => chart.kind === 'bar' || chart.series.some((s) => s.points.length > 0),
+        ),
+        tables: [...sections.tables, ...earlier.tables],
+        rerun: scriptPath !== undefined && RERUNNABLE.includes(check),
         findings,
         error,
     };
+}
+
+/** The checks the editor starts (its lenses), so a report can start them again. */
+const RERUNNABLE = ['overfit', 'grads', 'profile'];
+
+const HISTORY_COLORS: SeriesColor[] = ['blue', 'orange', 'green', 'purple', 'yellow'];
+
+function when(at: number): string {
+    const date = new Date(at);
+    const pad = (value: number): string => String(value).padStart(2, '0');
+    return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+/**
+ * The last runs of the same check on the same script (this one first): their loss curves on one
+ * chart, so a fix shows as a curve that falls where the one before did not, and a table of
+ * their verdicts. Nothing when this is the first run.
+ */
+export function historySections(history: RunRecord[], checkTitle: string): Sections {
+    if (history.length < 2) {
+        return { facts: [], charts: [], tables: [] };
+    }
+    const charts: Chart[] = [];
+    const curves = history.filter((record) => record.losses.length > 1);
+    if (curves.length > 1) {
+        const series: Series[] = curves.map((record, index) => ({
+            label: `${index === 0 ? 'this run' : when(record.at)} (${record.verdict ?? record.status})`,
+            points: points(record.losses),
+            color: HISTORY_COLORS[index % HISTORY_COLORS.length],
+        }));
+        charts.push({
+            kind: 'line',
+            title: `Loss of the last ${curves.length} runs of ${checkTitle}`,
+            xLabel: 'step',
+            yLabel: 'loss',
+            xLog: false,
+            yLog: wantsLog(series),
+            xIntegers: true,
+            series,
+        });
+    }
+    const tables: Table[] = [
+        {
+            title: 'The last runs',
+            columns: ['When', 'Verdict', 'Summary'],
+            rows: history.map((record, index) => [
+                { text: index === 0 ? `${when(record.at)} (this run)` : when(record.at) },
+                { text: record.verdict ?? record.status, tone: VERDICT_TONES[record.verdict ?? ''] ?? 'neutral' },
+                { text: record.summary },
+            ]),
+        },
+    ];
+    return { facts: [], charts, tables };
+}
+
+const VERDICT_TONES: Record<string, Tone> = {
+    pass: 'good',
+    healthy: 'good',
+    ok: 'good',
+    suggested: 'good',
+    fail: 'bad',
+    nan: 'bad',
+    problems: 'bad',
+    overfitting: 'bad',
+    underfitting: 'bad',
+    hints: 'warning',
+};
+
+/**
+ * The gradient scan's headline, in the terms of its tables: how many parameters have a wrong
+ * gradient, or, when every row says ok, what else the run found (gradients never cleared, a
+ * layer outside the optimizer...), never "some gradients are wrong" over a table of ok rows.
+ */
+export function gradsHeadline(payload: Json, findings: Finding[]): string {
+    const params = arr(payload.params).filter(isRecord);
+    const wrong = params.filter((param) => !['ok', 'frozen'].includes(str(param.status) ?? 'ok'));
+    if (wrong.length > 0) {
+        const which = wrong.length === 1 ? `${str(wrong[0].name) ?? 'a parameter'} has` : `${wrong.length} of ${params.length} parameters have`;
+        return `Problems: ${which} a wrong gradient`;
+    }
+    const serious = findings.filter((finding) => finding.severity === 'error' || finding.severity === 'warning');
+    const first = serious[0];
+    if (first) {
+        const what = first.name ? first.name.replace(/-/g, ' ') : first.message;
+        const more = serious.length > 1 ? ` (and ${serious.length - 1} more)` : '';
+        const rows = params.length > 0 ? '; every parameter\'s gradient looks right' : '';
+        return `Problems: ${what}${more}${rows}`;
+    }
+    return 'Problems: see the findings below';
 }
 
 function rankOf(order: string[], value: string): number {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { Logger } from '../log';
 import { renderReportHtml } from './html';
+import { History, recordOf } from './history';
 import { buildReport } from './model';
 
 export const REPORT_VIEW_TYPE = 'torchlint.report';
@@ -33,17 +34,31 @@ function isOpenMessage(message: unknown): message is OpenMessage {
     );
 }
 
+function isRerunMessage(message: unknown): boolean {
+    return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'rerun';
+}
+
 export class ReportPanel implements vscode.Disposable {
     private panel: vscode.WebviewPanel | undefined;
+    private shown: Record<string, unknown> | undefined;
+    /** Runs the check of the report shown again (set by the runtime runner). */
+    onRerun: ((envelope: Record<string, unknown>) => void) | undefined;
 
     constructor(
         private readonly extensionUri: vscode.Uri,
         private readonly log: Logger,
+        private readonly history?: History,
     ) {}
 
-    /** Shows (or replaces) the report of a runtime envelope. */
-    show(envelope: Record<string, unknown>): void {
-        const model = buildReport(envelope);
+    /** Shows (or replaces) the report of a runtime envelope, with the script's last runs. */
+    async show(envelope: Record<string, unknown>): Promise<void> {
+        const record = recordOf(envelope, Date.now());
+        if (record && this.history) {
+            await this.history.add(record);
+        }
+        const earlier = record && this.history ? this.history.of(record.script, record.check) : [];
+        const model = buildReport(envelope, earlier);
+        this.shown = envelope;
         const distUri = vscode.Uri.joinPath(this.extensionUri, 'dist');
         if (!this.panel) {
             this.panel = vscode.window.createWebviewPanel(
@@ -58,6 +73,8 @@ export class ReportPanel implements vscode.Disposable {
             this.panel.webview.onDidReceiveMessage((message: unknown) => {
                 if (isOpenMessage(message)) {
                     void this.open(message.file, message.line);
+                } else if (isRerunMessage(message) && this.shown && this.onRerun) {
+                    this.onRerun(this.shown);
                 }
             });
         } else {

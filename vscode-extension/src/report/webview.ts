@@ -71,6 +71,10 @@ function drawCharts(): void {
 }
 
 document.addEventListener('click', (event) => {
+    if (event.target instanceof Element && event.target.closest('#rerun')) {
+        vscode.postMessage({ type: 'rerun' });
+        return;
+    }
     const target = event.target instanceof Element ? event.target.closest('a.jump') : null;
     if (!(target instanceof HTMLAnchorElement)) {
         return;

@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
     CHECK_SCRIPT,
+    bundledCheckScript,
+    bundledServerCommand,
+    bundleIn,
     checkInterpreter,
     describeFailure,
     effectiveSetting,
@@ -103,6 +106,29 @@ describe('interpreter resolution', () => {
             args: ['-X', 'utf8', '-m', 'torchlint', 'lsp'],
         });
         assert.equal(formatCommand(['/a b/python', '-m', 'torchlint']), '"/a b/python" -m torchlint');
+    });
+});
+
+describe('the bundled copy', () => {
+    test('is used only when the .vsix carries it', () => {
+        const files = new Set(['/ext/bundled/tool/lsp_server.py', '/ext/bundled/libs']);
+        const bundle = bundleIn('/ext', (file) => files.has(file));
+        assert.deepEqual(bundle, { tool: '/ext/bundled/tool', libs: '/ext/bundled/libs' });
+        assert.equal(
+            bundleIn('/ext', () => false),
+            undefined,
+        );
+    });
+
+    test('its server runs in the user interpreter, and its check loads the native parser', () => {
+        const bundle = { tool: '/ext/bundled/tool', libs: '/ext/bundled/libs' };
+        assert.deepEqual(bundledServerCommand({ command: ['/py', '-X', 'utf8'], source: 'setting' }, bundle), {
+            command: '/py',
+            args: ['-X', 'utf8', '/ext/bundled/tool/lsp_server.py'],
+        });
+        const script = bundledCheckScript(bundle);
+        assert.match(script, /sys\.path\[:0\] = \["\/ext\/bundled\/tool","\/ext\/bundled\/libs"\]/);
+        assert.match(script, /import torchlint\.lsp\.server, libcst\.native/);
     });
 });
 

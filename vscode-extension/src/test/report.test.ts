@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { chartConfig, DATA_ELEMENT_ID, decadeLabel } from '../report/charts';
 import { contentSecurityPolicy, escapeHtml, renderReportHtml, scriptJson } from '../report/html';
+import { HISTORY_LENGTH, recordOf, RunRecord, withRecord } from '../report/history';
 import {
     BarChart,
     buildReport,
@@ -92,10 +93,33 @@ describe('report model', () => {
         assert.match(facts['Batch accuracy'], /→ 100\.0%/);
     });
 
+    test('grads: a headline that agrees with a table of ok rows', () => {
+        const healthyRows = {
+            ...grads,
+            payload: {
+                ...grads.payload,
+                params: grads.payload.params.map((param) => ({ ...param, status: 'ok' })),
+            },
+            diagnostics: [
+                {
+                    code: 'TLR107',
+                    name: 'gradients-not-cleared',
+                    severity: 'error',
+                    message: 'the gradients are not cleared between optimizer steps',
+                    filename: '/t.py',
+                    line: 9,
+                },
+            ],
+        };
+        const model = buildReport(healthyRows);
+        assert.equal(model.headline, "Problems: gradients not cleared; every parameter's gradient looks right");
+    });
+
     test('grads: the gradient table worst first, with links to where parameters are created', () => {
         const model = buildReport(grads);
         assert.equal(model.tone, 'bad');
-        assert.equal(model.headline, 'Problems: some gradients are wrong');
+        // The headline counts what the table shows (frozen layers are not wrong).
+        assert.equal(model.headline, 'Problems: 4 of 8 parameters have a wrong gradient');
         const gradients = table(model, 'Gradients (worst first)');
         const order = gradients.rows.map((row) => [row[0].text, row[2].text]);
         assert.deepEqual(order, [
@@ -214,7 +238,7 @@ describe('report HTML', () => {
 
     test('the verdict, the charts and the jump links are in the page', () => {
         const html = render(buildReport(grads));
-        assert.match(html, /<h1 class="headline">Problems: some gradients are wrong<\/h1>/);
+        assert.match(html, /<h1 class="headline">Problems: 4 of 8 parameters have a wrong gradient<\/h1>/);
         assert.match(html, /<title>torchlint: Gradient scan \(grads_issues.py\)<\/title>/);
         assert.match(
             html,
@@ -309,5 +333,47 @@ describe('chart.js configurations', () => {
         assert.equal(config.type, 'bar');
         assert.equal(config.options?.indexAxis, 'y');
         assert.deepEqual(config.data.labels, (chart as BarChart).labels);
+    });
+});
+
+describe('the last runs of a script', () => {
+    const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+
+    test('a record keeps the check, the verdict and the loss curve', () => {
+        const record = recordOf(overfit, at);
+        assert.ok(record);
+        assert.equal(record.check, 'overfit');
+        assert.equal(record.verdict, 'pass');
+        assert.ok(record.losses.length > 1);
+        assert.equal(recordOf({ check: 'overfit' }, at), undefined); // no script: nothing to compare
+    });
+
+    test('newest first, at most a few per script and check', () => {
+        let records: RunRecord[] = [];
+        for (let i = 0; i < HISTORY_LENGTH + 3; i += 1) {
+            records = withRecord(records, { ...recordOf(overfit, at + i)!, summary: `run ${i}` });
+        }
+        records = withRecord(records, recordOf(grads, at)!);
+        const overfits = records.filter((r) => r.check === 'overfit');
+        assert.equal(overfits.length, HISTORY_LENGTH);
+        assert.equal(overfits[0].summary, `run ${HISTORY_LENGTH + 2}`);
+        assert.equal(records.filter((r) => r.check === 'grads').length, 1);
+    });
+
+    test('a second run overlays the loss curves and lists the verdicts; a first run shows none', () => {
+        const before = { ...recordOf(overfit, at)!, verdict: 'fail', losses: [2, 1.9, 1.8, 1.85] };
+        const after = recordOf(overfit, at + 60_000)!;
+        const model = buildReport(overfit, [after, before]);
+        const chart = model.charts.find((c) => c.kind === 'line' && c.title.startsWith('Loss of the last 2 runs'));
+        assert.ok(chart && chart.kind === 'line');
+        assert.deepEqual(
+            chart.series.map((s) => s.label.split(' (')[1]),
+            ['pass)', 'fail)'],
+        );
+        assert.ok(model.tables.some((t) => t.title === 'The last runs' && t.rows.length === 2));
+        assert.equal(model.rerun, true);
+        const first = buildReport(overfit, [after]);
+        assert.equal(first.tables.some((t) => t.title === 'The last runs'), false);
+        assert.match(render(model), /<button class="rerun" id="rerun"/);
     });
 });

@@ -1,16 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pkg from '../../package.json';
-import { mapConfigurationAnswer, needsRestart, serverSettings } from '../settings';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { importStrategy, mapConfigurationAnswer, needsRestart, originOf, serverSettings } from '../settings';
 
 /** What VS Code answers for the `torchlint` section with the contributed defaults. */
 const defaults = {
     enable: true,
     interpreter: [],
+    importStrategy: 'fromEnvironment',
     run: 'onType',
     select: null,
+    extendSelect: [],
     ignore: [],
     severity: {},
+    exclude: [],
+    configuration: null,
+    showSyntaxErrors: true,
+    showNotifications: 'onWarning',
     runtime: { enable: true, timeoutSeconds: 300, steps: null },
     trace: { server: 'off' },
 };
@@ -21,8 +29,13 @@ describe('settings for the server', () => {
             enable: true,
             run: 'onType',
             select: null,
+            extendSelect: [],
             ignore: [],
             severity: {},
+            exclude: [],
+            configuration: null,
+            showSyntaxErrors: true,
+            showNotifications: 'onWarning',
             runtime: { enable: true, timeoutSeconds: 300, steps: null },
         });
     });
@@ -67,9 +80,37 @@ describe('settings for the server', () => {
         assert.equal('interpreter' in mapped[0], false);
     });
 
-    test('only an interpreter change restarts the server', () => {
+    test('only an interpreter or import strategy change restarts the server', () => {
         assert.equal(needsRestart((section) => section === 'torchlint.interpreter'), true);
+        assert.equal(needsRestart((section) => section === 'torchlint.importStrategy'), true);
         assert.equal(needsRestart((section) => section === 'torchlint.select'), false);
+        assert.equal(importStrategy('useBundled'), 'useBundled');
+        assert.equal(importStrategy('sometimes'), 'fromEnvironment');
+        assert.equal(importStrategy(undefined), 'fromEnvironment');
+    });
+
+    test('the configuration path is expanded, and each value says where it was set', () => {
+        const items = [{ section: 'torchlint', scopeUri: 'file:///w' }];
+        const answer = [{ ...defaults, configuration: '${workspaceFolder}/ci.toml', select: ['TL999'] }];
+        const [mapped] = mapConfigurationAnswer(items, answer, true, (scope) => ({
+            origins: (scope === 'file:///w' ? { select: 'the user settings' } : {}) as Record<string, string>,
+            expand: (value) => value.replace('${workspaceFolder}', '/w'),
+        })) as Array<Record<string, unknown>>;
+        assert.equal(mapped.configuration, '/w/ci.toml');
+        assert.deepEqual(mapped.origins, { select: 'the user settings' });
+        const [blank] = mapConfigurationAnswer(items, [{ configuration: '  ' }], true, () => ({
+            expand: (value) => value,
+        })) as Array<Record<string, unknown>>;
+        assert.equal(blank.configuration, null);
+        assert.equal('origins' in blank, false);
+    });
+
+    test('the origin of a value is its most specific scope', () => {
+        assert.equal(originOf({ globalValue: ['TL1'] }), 'the user settings');
+        assert.equal(originOf({ globalValue: 1, workspaceValue: 2 }), 'the workspace settings');
+        assert.equal(originOf({ workspaceValue: 2, workspaceFolderValue: 3 }, 'api'), 'the folder settings of api');
+        assert.equal(originOf({}), undefined);
+        assert.equal(originOf(undefined), undefined);
     });
 
     test('package.json contributes every setting the issue names, with a description and a default', () => {
@@ -77,10 +118,16 @@ describe('settings for the server', () => {
         const expected = [
             'torchlint.enable',
             'torchlint.interpreter',
+            'torchlint.importStrategy',
             'torchlint.run',
             'torchlint.select',
+            'torchlint.extendSelect',
             'torchlint.ignore',
             'torchlint.severity',
+            'torchlint.exclude',
+            'torchlint.configuration',
+            'torchlint.showSyntaxErrors',
+            'torchlint.showNotifications',
             'torchlint.runtime.enable',
             'torchlint.runtime.timeoutSeconds',
             'torchlint.runtime.steps',
@@ -100,10 +147,16 @@ describe('settings for the server', () => {
         assert.deepEqual(fromPackage, {
             'torchlint.enable': defaults.enable,
             'torchlint.interpreter': defaults.interpreter,
+            'torchlint.importStrategy': defaults.importStrategy,
             'torchlint.run': defaults.run,
             'torchlint.select': defaults.select,
+            'torchlint.extendSelect': defaults.extendSelect,
             'torchlint.ignore': defaults.ignore,
             'torchlint.severity': defaults.severity,
+            'torchlint.exclude': defaults.exclude,
+            'torchlint.configuration': defaults.configuration,
+            'torchlint.showSyntaxErrors': defaults.showSyntaxErrors,
+            'torchlint.showNotifications': defaults.showNotifications,
             'torchlint.runtime.enable': defaults.runtime.enable,
             'torchlint.runtime.timeoutSeconds': defaults.runtime.timeoutSeconds,
             'torchlint.runtime.steps': defaults.runtime.steps,
@@ -111,9 +164,23 @@ describe('settings for the server', () => {
         });
     });
 
-    test('the interpreter is a restricted setting in untrusted workspaces', () => {
+    test('what chooses the code that runs is restricted in untrusted workspaces', () => {
         const trust = pkg.capabilities.untrustedWorkspaces;
         assert.equal(trust.supported, 'limited');
-        assert.deepEqual(trust.restrictedConfigurations, ['torchlint.interpreter']);
+        assert.deepEqual(trust.restrictedConfigurations, [
+            'torchlint.interpreter',
+            'torchlint.importStrategy',
+            'torchlint.configuration',
+        ]);
+    });
+
+    test('the manifest is ready for a marketplace', () => {
+        const manifest = pkg as unknown as Record<string, unknown>;
+        for (const key of ['icon', 'repository', 'license', 'homepage', 'bugs', 'categories', 'keywords']) {
+            assert.ok(manifest[key], `package.json has ${key}`);
+        }
+        assert.ok(existsSync(path.join(__dirname, '..', '..', String(manifest.icon))), 'the icon exists');
+        assert.ok(existsSync(path.join(__dirname, '..', '..', 'LICENSE')), 'LICENSE exists');
+        assert.ok((manifest.keywords as string[]).length <= 30); // the Marketplace's limit
     });
 });
