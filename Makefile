@@ -31,20 +31,25 @@ test: $(VENV)/.installed-dev neovim extension e2e
 	$(BIN)/python -m pytest -n auto -q
 
 # The VS Code extension: install (from package-lock.json), typecheck, lint, unit tests (the
-# ones that start the real language server use this repository's Python), and the .vsix.
+# ones that start the real language server use this repository's Python), the universal .vsix
+# and the one for this platform, which carries torchlint and its dependencies (scripts/package.py).
 EXTENSION := vscode-extension
+EXTENSION_VERSION = $$(node -p "require('./$(EXTENSION)/package.json').version")
+PLATFORM = $$(node -p "process.platform + '-' + process.arch")
 extension: $(VENV)/.installed-dev
 	cd $(EXTENSION) && npm ci --no-audit --no-fund --loglevel=error
 	cd $(EXTENSION) && npm run --silent typecheck && npm run --silent lint
 	cd $(EXTENSION) && TORCHLINT_TEST_PYTHON=$(abspath $(BIN))/python npm test --silent
 	cd $(EXTENSION) && npm run --silent package
+	$(BIN)/python $(EXTENSION)/scripts/package.py --quiet --target $(PLATFORM)
 
-# One end-to-end test in a real VS Code: code-server from npm and Debian's Chromium, set up
-# (and cached under vscode-extension/.e2e-cache/) by the script, driven by playwright-core.
+# The end-to-end test in a real VS Code: code-server from npm and Debian's Chromium, set up
+# (and cached under vscode-extension/.e2e-cache/) by the script, driven by playwright-core, on
+# the platform's .vsix (its bundled torchlint is one of the phases).
 e2e: extension
 	$(EXTENSION)/scripts/e2e-setup.sh
 	TORCHLINT_PYTHON=$(abspath $(BIN))/python node $(EXTENSION)/e2e/run.mjs \
-		$(EXTENSION)/torchlint-$$(node -p "require('./$(EXTENSION)/package.json').version").vsix
+		$(EXTENSION)/torchlint-$(PLATFORM)-$(EXTENSION_VERSION).vsix
 
 # Neovim is the language server's second, independent test client. Install Debian's package
 # when we can (root, apt); elsewhere its one test is skipped (CI always has it).

@@ -244,3 +244,31 @@ def test_a_failing_incremental_parser_falls_back(tmp_path: Path) -> None:
     assert kind == types.MessageType.Error and "incremental trouble" in message
     assert state.parse is parse_source  # a fresh parser (here: the plain one) from now on
     server.executor.shutdown()
+
+
+def test_lenses_kept_while_the_loop_block_does_not_parse() -> None:
+    from torchlint.analysis.source import parse_source
+    from torchlint.engine import analyze_source
+    from torchlint.lsp.lenses import kept_lenses
+    from torchlint.lsp.partial import mask_broken_blocks
+
+    text = (
+        "import torch\n\n\n"
+        "def train(model, loader, optimizer):\n"
+        "    for x, y in loader:\n"
+        "        optimizer.zero_grad()\n"
+        "        model(x).sum().backward()\n"
+        "        optimizer.step()\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    train(None, [], None)\n"
+    )
+    before = find_lens_targets(text)
+    assert before == LensTargets((5,), 11)
+    broken = text.replace("        optimizer.step()\n", "        if x > \n")
+    masked = mask_broken_blocks(broken, parse_source)
+    assert masked is not None and [(b.first_row, b.last_row) for b in masked.broken] == [(2, 8)]
+    analysis = analyze_source(masked.text, "t.py", parse=masked.parse, training_loops=True)
+    # The loop's block does not parse: its lens and the `__main__` guard's stay.
+    assert kept_lenses(analysis, before, masked.broken) == before
+    # Nothing to keep when no lens was there before.
+    assert kept_lenses(analysis, LensTargets(), masked.broken) == LensTargets()

@@ -70,11 +70,13 @@ def targets_of(analysis: Analysis) -> LensTargets:
 
 
 def kept_lenses(
-    found: LensTargets, previous: LensTargets, broken: Sequence[BrokenBlock]
+    analysis: Analysis, previous: LensTargets, broken: Sequence[BrokenBlock]
 ) -> LensTargets:
-    """The lens targets of a text with broken blocks (`torchlint.lsp.partial`): those found in
-    the rest, and the previous ones (moved through the edits since) inside the broken blocks,
-    so that typing in a training loop does not make its lenses, and the code under them, jump."""
+    """The lens targets of a text with broken blocks (`torchlint.lsp.partial`): the training
+    loops found in the rest, and the previous ones (moved through the edits since) inside the
+    broken blocks, with the `__main__` guard when there is a loop at all; so typing in a
+    training loop does not make its lenses, and the code under them, jump."""
+    found = targets_of(analysis)
     if not broken:
         return found
 
@@ -82,11 +84,11 @@ def kept_lenses(
         return any(block.first_row <= row <= block.last_row for block in broken)
 
     loops = {*found.loops, *(row for row in previous.loops if inside(row))}
-    main = found.main
-    if main is None and previous.main is not None and inside(previous.main):
-        main = previous.main
     if not loops:
         return LensTargets()
+    main = analysis.main_guard_row
+    if main is None and previous.main is not None and inside(previous.main):
+        main = previous.main
     return LensTargets(tuple(sorted(loops)), main)
 
 

@@ -90,7 +90,6 @@ from torchlint.lsp.lenses import (
     code_lenses,
     kept_lenses,
     shifted,
-    targets_of,
 )
 from torchlint.lsp.notebooks import (
     CellResults,
@@ -739,7 +738,7 @@ class TorchlintServer(LanguageServer):
             if problem not in state.logged:
                 state.logged.add(problem)
                 outcome.logs.append((types.MessageType.Error, problem))
-        outcome.lenses = kept_lenses(targets_of(analysis), state.lens_targets, broken)
+        outcome.lenses = kept_lenses(analysis, state.lens_targets, broken)
         self._collect_errors(state, analysis, outcome)
         outcome.diagnostics = to_lsp_diagnostics(
             sorted(diagnostics, key=lambda d: d.sort_key),

@@ -132,3 +132,32 @@ export async function goToLine(page, line) {
         },
     );
 }
+
+/** Runs a command of the command palette by its title (F1, as Ctrl+Shift+P stays with the browser). */
+export async function runCommand(page, title) {
+    await retry(
+        `the command "${title}"`,
+        3,
+        async () => {
+            await page.keyboard.press('F1');
+            const input = page.locator('.quick-input-widget input');
+            await visible(input, 'the command palette', 5_000);
+            await input.fill(`>${title}`);
+            const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: title });
+            await visible(row, `"${title}" in the command palette`, 5_000);
+            await page.keyboard.press('Enter');
+        },
+        async () => {
+            await page.keyboard.press('Escape');
+            await sleep(300);
+        },
+    );
+}
+
+/** Saves and closes every editor (no "save?" dialog can stop the next phase). */
+export async function closeAllEditors(page) {
+    await runCommand(page, 'File: Save All Files');
+    await sleep(300);
+    await runCommand(page, 'View: Close All Editors');
+    await sleep(500);
+}

@@ -3,24 +3,27 @@
 // installed by ../scripts/e2e-setup.sh), Debian's Chromium, driven by playwright-core. Nothing is
 // downloaded at run time.
 //
-//   node vscode-extension/e2e/run.mjs [path/to/torchlint-X.Y.Z.vsix]
+//   node vscode-extension/e2e/run.mjs [path/to/torchlint-X.Y.Z.vsix] [--only=PHASES]
+//                                     [--samples=N] [--json=FILE]
 //
-// Without an argument (or $TORCHLINT_VSIX) it takes the newest vscode-extension/torchlint-*.vsix.
+// Without a VSIX argument (or $TORCHLINT_VSIX) it takes the newest vscode-extension/torchlint-*.vsix.
 // It installs the VSIX into a scratch user-data and extensions folder, opens a workspace holding
-// fixture/train.py (a small training script with a deprecated `torch.cuda.amp.autocast`, rule
-// TL204, which has a safe fix) and checks, in the browser:
-//   1. the TL204 diagnostic shows in the Problems panel;
-//   2. Quick Fix (Ctrl+.) offers the TL204 fix, applying it rewrites the line to
-//      `torch.amp.autocast("cuda", ...)`, the diagnostic goes away, and the saved file changed;
-//   3. the "Overfit one batch" code lens runs the check and its verdict shows ("overfit pass"),
-//      and, when the extension has a report webview, the report opens with the pass verdict.
+// fixture/ and the latency scripts of benchmarks/editor_scripts.py, and runs the phases (PHASES
+// below; e2e/README.md says what each checks): the first finding, its quick fix and the overfit
+// lens (basics), keystroke-to-squiggle times (latency), typing through a syntax error (syntax),
+// notebook cells (notebook), runtime findings merged with the rule they confirm, "fix and run
+// again" and the report's history (runtime), settings that fail safe and fix-all on save
+// (settings), and the bundled torchlint with an interpreter that has none (bundled).
 // On failure it saves screenshots, the VS Code logs (extension host, the torchlint output
 // channels) and code-server's output in e2e/artifacts/, and exits 1 (2: prerequisites missing).
 //
 // Environment:
 //   TORCHLINT_PYTHON        interpreter the extension runs the server with (default: the repo's .venv)
 //   TORCHLINT_VSIX          the VSIX, when no argument is given
-//   TORCHLINT_E2E_TIMEOUT_S overall limit in seconds (default 240)
+//   TORCHLINT_E2E_TIMEOUT_S overall limit in seconds (default 600)
+//   TORCHLINT_E2E_README_IMAGES=1  save the extension README's screenshots in ../images/
+//   TORCHLINT_E2E_TRACE=1   trace the LSP messages in the server's output channel
+//   TORCHLINT_E2E_BARE_PYTHON  a Python without torchlint, for the bundled phase (default python3)
 //   TORCHLINT_E2E_SCREENSHOTS=1  save a screenshot after every step, not only on failure
 //   TORCHLINT_E2E_KEEP=1    keep the scratch folder (its path is printed)
 //   TORCHLINT_E2E_HEADED=1  show the browser (needs a display)
@@ -36,6 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+    closeAllEditors,
     fail,
     Failure,
     log,
@@ -50,6 +54,7 @@ import {
     visible,
 } from './lib.mjs';
 import { measureScript, summary } from './latency.mjs';
+import { bundled, notebook, runtime, settings, syntax } from './phases.mjs';
 
 const E2E_DIR = path.dirname(fileURLToPath(import.meta.url));
 const EXT_DIR = path.dirname(E2E_DIR);
@@ -58,7 +63,7 @@ const FIXTURE_DIR = path.join(E2E_DIR, 'fixture');
 const ARTIFACTS = path.join(E2E_DIR, 'artifacts');
 const SCRIPT = 'train.py';
 
-const TIMEOUT_S = Number(process.env.TORCHLINT_E2E_TIMEOUT_S || 240);
+const TIMEOUT_S = Number(process.env.TORCHLINT_E2E_TIMEOUT_S || 600);
 const STEP_SCREENSHOTS = process.env.TORCHLINT_E2E_SCREENSHOTS === '1';
 const KEEP = process.env.TORCHLINT_E2E_KEEP === '1';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -287,6 +292,14 @@ async function screenshot(name) {
     }
 }
 
+/** With TORCHLINT_E2E_README_IMAGES=1, a screenshot for the extension's README (images/NAME.png). */
+async function readme(name) {
+    if (process.env.TORCHLINT_E2E_README_IMAGES !== '1' || !state.page) return;
+    const file = path.join(EXT_DIR, 'images', `${name}.png`);
+    await state.page.screenshot({ path: file, timeout: 10_000 });
+    log(`README image: ${path.relative(REPO_DIR, file)}`);
+}
+
 async function checkpoint(name) {
     if (STEP_SCREENSHOTS) await screenshot(name);
 }
@@ -366,6 +379,7 @@ async function basics(ctx) {
     log(`Problems panel: ${problem}`);
     if (!/torchlint/i.test(problem)) fail(`the ${RULE} row of the Problems panel does not name torchlint: "${problem}"`);
     await checkpoint('problems');
+    await readme('problems');
 
     // (b) Quick Fix: the cursor onto the flagged call, Ctrl+. and the rule's fix.
     const squigglesBefore = await squiggles.count();
@@ -386,6 +400,7 @@ async function basics(ctx) {
             const offered = (await textOf(page.locator('.action-widget .monaco-list-row'))).replace(/\n+/g, ' | ');
             log(`Quick Fix menu: ${offered}`);
             await checkpoint('quick-fix-menu');
+            await readme('quick-fix');
             // Keyboard, not a click: the menu's pointer block takes the clicks for a moment.
             await chooseAction(page, `${RULE}:`);
             await until(`the fix did not change the line to ${FIXED_TEXT}`, 10_000, async () =>
@@ -638,10 +653,15 @@ function killGroup(pid, signal) {
 const PHASES = {
     basics,
     latency,
+    syntax,
+    notebook,
+    runtime,
+    settings,
+    bundled,
 };
 
 function parseOptions(argv) {
-    const options = { vsix: undefined, phases: Object.keys(PHASES), samples: 20, json: undefined, bound: {} };
+    const options = { vsix: undefined, phases: Object.keys(PHASES), samples: 12, json: undefined };
     for (const arg of argv) {
         const [key, value] = arg.startsWith('--') ? arg.slice(2).split('=', 2) : [null, arg];
         if (key === null) options.vsix = value;
@@ -658,10 +678,13 @@ const OPTIONS = parseOptions(process.argv.slice(2));
 
 async function scenario(playwright, port, dirs, extension, python) {
     const page = await launch(playwright, port, dirs.workspace);
-    const ctx = { page, workspace: dirs.workspace, dirs, extension, python, checkpoint, screenshot, results: {} };
+    const ctx = { page, workspace: dirs.workspace, dirs, extension, python, checkpoint, screenshot, readme, results: {} };
     for (const name of OPTIONS.phases) {
         log(`-- phase ${name}`);
         await PHASES[name](ctx);
+        // The next phase starts with no editor open: the Problems panel lists only its files
+        // (it draws only the rows in view).
+        await closeAllEditors(page);
     }
     if (OPTIONS.json) {
         fs.writeFileSync(OPTIONS.json, JSON.stringify(ctx.results, null, 2) + '\n');
@@ -669,13 +692,18 @@ async function scenario(playwright, port, dirs, extension, python) {
     }
 }
 
-// Generous bounds on the keystroke-to-squiggle p95 (ms): the test fails on a regression by a
-// multiple, not on the machine's noise; benchmarks/README.md has the measured figures.
-const LATENCY_BOUND_MS = { 'latency_300.py': 400, 'latency_2000.py': 600 };
+// A generous bound on the keystroke-to-squiggle p95: what the editor and the protocol may add
+// (LATENCY_ALLOWANCE_MS) to a few times the analysis itself, timed on this machine just before
+// (editor_scripts.py --time), so that a loaded machine does not fail the test and a regression by
+// a multiple does. benchmarks/README.md has the measured figures.
+const LATENCY_BOUNDS = {
+    p50: { allowance: 250, factor: 3 },
+    p95: { allowance: 500, factor: 5 },
+};
 
 function writeLatencyScripts(python, workspace) {
     const script = path.join(REPO_DIR, 'benchmarks', 'editor_scripts.py');
-    const result = spawnSync(python, [script, workspace], { encoding: 'utf8', timeout: 120_000 });
+    const result = spawnSync(python, [script, workspace, '--time', '6'], { encoding: 'utf8', timeout: 300_000 });
     if (result.status !== 0) fail(`${script} failed:\n${result.stderr}`);
 }
 
@@ -691,9 +719,19 @@ async function latency(ctx) {
             `${name}: keystroke -> squiggle drawn p50 ${appear.p50} ms, p95 ${appear.p95} ms, max ${appear.max} ms; ` +
                 `-> squiggle gone p50 ${clear.p50} ms, p95 ${clear.p95} ms (${appear.samples} samples each)`,
         );
-        const bound = LATENCY_BOUND_MS[name];
-        if (bound && (appear.p95 > bound || clear.p95 > bound)) {
-            fail(`${name}: keystroke-to-squiggle p95 ${Math.max(appear.p95, clear.p95)} ms is over the bound of ${bound} ms`);
+        const bounds = Object.fromEntries(
+            Object.entries(LATENCY_BOUNDS).map(([key, { allowance, factor }]) => [key, allowance + factor * probe.analysis_ms]),
+        );
+        Object.assign(ctx.results.latency.scripts[name], { analysis_ms: probe.analysis_ms, bounds_ms: bounds });
+        log(
+            `${name}: the analysis alone takes ${probe.analysis_ms} ms here now; ` +
+                `bounds p50 ${bounds.p50.toFixed(0)} ms, p95 ${bounds.p95.toFixed(0)} ms`,
+        );
+        for (const key of ['p50', 'p95']) {
+            const worst = Math.max(appear[key], clear[key]);
+            if (worst > bounds[key]) {
+                fail(`${name}: keystroke-to-squiggle ${key} ${worst} ms is over the bound of ${bounds[key].toFixed(0)} ms`);
+            }
         }
     }
 }
@@ -749,7 +787,7 @@ async function main() {
     if (error) return 1;
     state.over = false;
     setQuiet(false);
-    log('PASSED: diagnostic in the Problems panel, Quick Fix applied and cleared it, code lens verdict shown');
+    log(`PASSED: ${OPTIONS.phases.join(', ')}`);
     return 0;
 }
 

@@ -73,9 +73,14 @@ def pins() -> list[str]:
     return [f"{name}=={metadata.version(name)}" for name in DEPENDENCIES]
 
 
+QUIET = False
+
+
 def run(command: list[str], cwd: Path | None = None) -> None:
-    print("+ " + " ".join(command), flush=True)
-    subprocess.run(command, cwd=cwd, check=True)
+    if not QUIET:
+        print("+ " + " ".join(command), flush=True)
+    output = subprocess.DEVNULL if QUIET else None
+    subprocess.run(command, cwd=cwd, check=True, stdout=output)
 
 
 def unpack(wheel: Path, into: Path) -> None:
@@ -132,11 +137,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=",".join(PYTHONS), help="Python versions to carry")
     parser.add_argument("--no-package", action="store_true", help="bundle only, no .vsix")
     parser.add_argument("--keep", action="store_true", help="keep bundled/ after packaging")
+    parser.add_argument("--quiet", action="store_true", help="only errors and the .vsix's name")
     args = parser.parse_args(argv)
+    global QUIET
+    QUIET = args.quiet
     pythons = [version.strip() for version in args.python.split(",") if version.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         manifest = bundle(args.target, pythons, Path(tmp))
-    print(json.dumps(manifest, indent=2))
+    if not QUIET:
+        print(json.dumps(manifest, indent=2))
     if args.no_package:
         return 0
     # The same flags as `npm run package` (package.json), with the target.
@@ -145,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     vsce = EXTENSION / "node_modules" / ".bin" / "vsce"
     try:
         run([str(vsce), "package", *flags, "--target", args.target], cwd=EXTENSION)
+        version = json.loads((EXTENSION / "package.json").read_text())["version"]
+        print(f"packaged {EXTENSION.name}/torchlint-{args.target}-{version}.vsix")
     finally:
         if not args.keep:
             shutil.rmtree(BUNDLED, ignore_errors=True)  # `npm run package` stays universal

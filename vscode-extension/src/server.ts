@@ -300,7 +300,7 @@ export class ServerManager implements vscode.Disposable {
         const config = vscode.workspace.getConfiguration(SECTION, uri);
         const origins: Record<string, string> = {};
         for (const key of [...SERVER_KEYS, 'runtime']) {
-            const origin = originOf(config.inspect(key), folder?.name);
+            const origin = originOf(config.inspect(key), folder?.name, vscode.workspace.workspaceFile === undefined);
             if (origin) {
                 origins[key] = origin;
             }

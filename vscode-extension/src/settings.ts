@@ -115,14 +115,23 @@ export interface Inspected {
 
 /**
  * Where the value that applies was set: the most specific scope that has one (`undefined`: the
- * default). `folder` names the workspace folder for its own settings.
+ * default). `folder` names the workspace folder for its own settings; with `singleFolder` (a
+ * folder opened on its own, no .code-workspace file) its settings are called the workspace's, as
+ * VS Code's Settings editor calls them.
  */
-export function originOf(inspected: Inspected | undefined, folder?: string): string | undefined {
+export function originOf(
+    inspected: Inspected | undefined,
+    folder?: string,
+    singleFolder = false,
+): string | undefined {
     if (!inspected) {
         return undefined;
     }
-    if (inspected.workspaceFolderValue !== undefined) {
+    if (inspected.workspaceFolderValue !== undefined && !singleFolder) {
         return folder ? `the folder settings of ${folder}` : 'the folder settings';
+    }
+    if (inspected.workspaceFolderValue !== undefined) {
+        return 'the workspace settings'; // a folder opened alone: its settings are the workspace's
     }
     if (inspected.workspaceValue !== undefined) {
         return 'the workspace settings';

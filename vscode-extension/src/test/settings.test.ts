@@ -109,6 +109,7 @@ describe('settings for the server', () => {
         assert.equal(originOf({ globalValue: ['TL1'] }), 'the user settings');
         assert.equal(originOf({ globalValue: 1, workspaceValue: 2 }), 'the workspace settings');
         assert.equal(originOf({ workspaceValue: 2, workspaceFolderValue: 3 }, 'api'), 'the folder settings of api');
+        assert.equal(originOf({ workspaceValue: 2, workspaceFolderValue: 2 }, 'api', true), 'the workspace settings');
         assert.equal(originOf({}), undefined);
         assert.equal(originOf(undefined), undefined);
     });
