@@ -383,3 +383,58 @@ def test_related_locations_point_into_their_cells() -> None:
     assert related.location.uri == "cell:a"
     assert related.location.range.start == types.Position(line=4, character=0)
     assert related.message == "the optimizer"
+
+
+LABELS_SETUP = """\
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+torch.manual_seed(0)
+labels = torch.randint(1, 5, (64,))
+loader = DataLoader(TensorDataset(torch.randn(64, 8), labels), batch_size=16, shuffle=True)
+model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+"""
+LABELS_LOOP = """\
+for epoch in range(100):
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+async def test_a_lens_in_a_cell_runs_the_notebook_and_puts_the_findings_on_cells(notebook) -> None:
+    """The runtime checks run the notebook's code cells as one script (the editor's text); a
+    finding lands on its cell and line, and the notebook's folder is left as it was."""
+    nb = notebook([LABELS_SETUP, MARKDOWN, LABELS_LOOP])
+    folder = Path(nb.uri.removeprefix("file://")).parent
+    before = sorted(folder.iterdir())
+    nb.open()
+    await nb.diagnostics(2)
+    lenses = await nb.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=nb.cell_uris[2]))
+    )
+    lens = next(x for x in lenses or [] if x.command and x.command.title == "Overfit one batch")
+    assert lens.command is not None
+    count = len(nb.client.published(nb.cell_uris[2]))
+    result = await asyncio.wait_for(
+        nb.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=lens.command.command, arguments=list(lens.command.arguments or [])
+            )
+        ),
+        90,
+    )
+    assert result["script"] == str(folder / Path(nb.uri).name)  # the notebook, not the script
+    assert "TLR301" in [d["code"] for d in result["diagnostics"]]
+    await wait_until(
+        lambda: len(nb.client.published(nb.cell_uris[2])) > count, message="the runtime findings"
+    )
+    shown = list(nb.client.published(nb.cell_uris[2])[-1].diagnostics)
+    (labels,) = [d for d in shown if d.code == "TLR301"]
+    assert labels.range.start.line == 3  # the cross_entropy line, within the loop's cell
+    assert sorted(folder.iterdir()) == before  # nothing written next to the notebook
+    nb.close()

@@ -29,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
+from torchlint.diagnostics import Location
 from torchlint.lsp.commands import RUNTIME_TITLES
 from torchlint.lsp.findings import (
     RUNTIME_SOURCE,
@@ -55,7 +58,9 @@ from torchlint.lsp.findings import (
     zero_grad_actions,
 )
 from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE
+from torchlint.lsp.notebooks import NotebookState
 from torchlint.lsp.settings import RuntimeSettings, innermost_folder
+from torchlint.notebook import Notebook, build_cells, locate
 from torchlint.runtime.launcher import RunRequest, run_check
 from torchlint.runtime.results import envelope, error_info
 
@@ -317,12 +322,19 @@ class RuntimeRuns:
                 "(the setting `torchlint.runtime.enable` is false).",
                 types.MessageType.Info,
             )
-        script, why = script_of(uri)
+        cells = self.server.notebook_of_cell(uri)
+        exported: ExportedNotebook | None = None
+        if cells is not None:
+            exported = export_notebook(self.server, cells)
+            script: Path | None = exported.script if exported is not None else None
+            why = "the notebook has no Python code cells, or is not a file on disk"
+        else:
+            script, why = script_of(uri)
         if script is None:
             return self._refuse(
                 command, uri, line, "not-a-file", f"{title} cannot run {uri}: {why}."
             )
-        key = path_key(script)
+        key = path_key(exported.notebook_path if exported is not None else script)
         running = self.active.get(key)
         if running is not None:
             return self._refuse(
@@ -339,10 +351,12 @@ class RuntimeRuns:
         run = ActiveRun(check, uri, task=asyncio.current_task())
         self.active[key] = run
         try:
-            return await self._run(title, run, uri, line, script, key, settings)
+            return await self._run(title, run, uri, line, script, key, settings, exported)
         finally:
             if self.active.get(key) is run:
                 del self.active[key]
+            if exported is not None:
+                exported.remove()
 
     async def _run(
         self,
@@ -353,6 +367,7 @@ class RuntimeRuns:
         script: Path,
         key: str,
         settings: RuntimeSettings,
+        exported: ExportedNotebook | None = None,
     ) -> dict[str, Any]:
         server = self.server
         check = run.check
@@ -361,7 +376,9 @@ class RuntimeRuns:
             server.republish(stale)
 
         unsaved = False
-        if uri in server.documents:
+        if exported is not None:
+            pass  # the notebook's code as the editor has it, saved or not
+        elif uri in server.documents:
             text = server.workspace.get_text_document(uri).source
             unsaved = differs_from_disk(script, text)
         # Where the user would run `python train.py`: the workspace folder (as VS Code's "Run
@@ -369,6 +386,8 @@ class RuntimeRuns:
         folder = innermost_folder(uri, server.folder_uris())
         folder_path = to_fs_path(folder) if folder is not None else None
         cwd = Path(folder_path) if folder_path else script.parent
+        if exported is not None:
+            cwd = exported.notebook_path.parent  # where Jupyter runs the notebook's kernel
         request = RunRequest(
             check=check,
             script=script,
@@ -411,6 +430,11 @@ class RuntimeRuns:
             summary = one_line(result["summary"], SUMMARY_CHARACTERS) if result else "stopped"
             progress.end(summary)
 
+        if exported is not None:
+            self._publish_cells(result, run, exported, origin, line)
+            result = exported.as_notebook(result)
+            self._announce(result, title, exported.notebook_path, unsaved)
+            return result
         self._publish(result, run, script, origin, line)
         self._announce(result, title, script, unsaved)
         return result
@@ -528,6 +552,31 @@ class RuntimeRuns:
                 "open; they are in the command's result"
             )
 
+    def _publish_cells(
+        self,
+        result: dict[str, Any],
+        run: ActiveRun,
+        exported: ExportedNotebook,
+        origin: Origin,
+        line: int | None,
+    ) -> None:
+        """A notebook run's findings on the cells they point at (lines within the cell)."""
+        server = self.server
+        grouped: dict[str, list[Finding]] = {}
+        for finding in findings_of(result, exported.script, None):
+            placed = exported.place(finding)
+            if placed is not None:
+                grouped.setdefault(placed[0], []).append(placed[1])
+            elif line is not None and finding.key == path_key(exported.script):
+                grouped.setdefault(run.uri, []).append(Finding(finding.key, line, finding.item))
+        for uri, findings in grouped.items():
+            text = exported.texts.get(uri, "")
+            diagnostics = [
+                to_lsp_diagnostic(finding, text, server.encoding, run.check) for finding in findings
+            ]
+            self.diagnostics.put(uri, origin, diagnostics)
+            server.republish_cell(uri)
+
     def quick_fixes(
         self, uri: str, diagnostics: Sequence[types.Diagnostic], text: str, version: int | None
     ) -> list[types.CodeAction]:
@@ -559,6 +608,61 @@ class RuntimeRuns:
                     f"{one_line(item.get('message'))}"
                 )
         self.server.log("\n".join(details), kind)
+
+
+@dataclass
+class ExportedNotebook:
+    """A notebook's code cells written out as one script for a runtime check (the same program
+    the analysis sees: magics replaced, cells in order), with a first line that puts the
+    notebook's folder on `sys.path`, as a kernel started there has it. The script lives in a
+    folder of its own, removed after the run; the notebook's folder is left untouched."""
+
+    script: Path
+    notebook_path: Path
+    notebook: Notebook
+    uris: dict[int, str]  # cell number -> cell URI
+    texts: dict[str, str]  # cell URI -> its text
+
+    def place(self, finding: Finding) -> tuple[str, Finding] | None:
+        """(cell URI, the finding on its line in the cell) for a line of the script."""
+        if finding.key != path_key(self.script) or finding.line < 1:
+            return None
+        number, local = locate(self.notebook, Location(finding.line, 1))  # line 0: the header
+        uri = self.uris.get(number)
+        return (uri, Finding(finding.key, local.row - 1, finding.item)) if uri else None
+
+    def as_notebook(self, result: dict[str, Any]) -> dict[str, Any]:
+        """The envelope naming the notebook, not the script written for it."""
+        shown = dict(result)
+        shown["script"] = str(self.notebook_path)
+        return shown
+
+    def remove(self) -> None:
+        shutil.rmtree(self.script.parent, ignore_errors=True)
+
+
+def export_notebook(server: TorchlintServer, state: NotebookState) -> ExportedNotebook | None:
+    """The script of an open notebook's code cells, or None (no code, or not a file)."""
+    path_text = to_fs_path(state.uri) if uri_scheme(state.uri) == "file" else None
+    document = server.workspace.get_notebook_document(notebook_uri=state.uri)
+    cells = state.code_cells(document)
+    if not path_text or not cells:
+        return None
+    notebook_path = Path(path_text)
+    numbers = state.numbers(document)
+    positions = [numbers.get(cell.uri, 0) for cell in cells]
+    notebook = build_cells([cell.source for cell in cells], positions)
+    folder = Path(tempfile.mkdtemp(prefix="torchlint-notebook-"))
+    script = folder / f"{notebook_path.stem}.py"
+    header = f"import sys; sys.path.insert(0, {str(notebook_path.parent)!r})\n"
+    script.write_text(header + notebook.virtual, encoding="utf-8")
+    return ExportedNotebook(
+        script,
+        notebook_path,
+        notebook,
+        dict(zip(positions, (cell.uri for cell in cells), strict=True)),
+        {cell.uri: cell.source for cell in cells},
+    )
 
 
 def _site(result: dict[str, Any], what: str) -> tuple[str, int] | None:

@@ -454,6 +454,19 @@ class TorchlintServer(LanguageServer):
             )
         )
 
+    def republish_cell(self, uri: str) -> None:
+        """Publish a notebook cell again after its runtime diagnostics changed."""
+        state = self.notebook_of_cell(uri)
+        if state is None or uri not in state.cells:
+            return
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=uri,
+                diagnostics=self.shown(uri, state.published.get(uri, [])),
+                version=state.cells[uri].version,
+            )
+        )
+
     def shown(self, uri: str, static: list[types.Diagnostic]) -> list[types.Diagnostic]:
         """What a document shows: its lint's diagnostics with what the runtime checks found
         (a finding that confirms a static one folded into it, `torchlint.lsp.findings`)."""
@@ -548,6 +561,8 @@ class TorchlintServer(LanguageServer):
             return
         structure = params.change.cells.structure if params.change.cells else None
         state.apply(params.change)
+        for content in (params.change.cells.text_content or []) if params.change.cells else []:
+            self.runtime.document_changed(content.document.uri)  # its runtime findings are stale
         for identifier in (structure.did_close or []) if structure else []:
             if state.published.pop(identifier.uri, None) is not None:
                 self.text_document_publish_diagnostics(
@@ -617,7 +632,7 @@ class TorchlintServer(LanguageServer):
                 state.published[uri] = diagnostics
                 self.text_document_publish_diagnostics(
                     types.PublishDiagnosticsParams(
-                        uri=uri, diagnostics=diagnostics, version=versions.get(uri)
+                        uri=uri, diagnostics=self.shown(uri, diagnostics), version=versions.get(uri)
                     )
                 )
         except Exception:
