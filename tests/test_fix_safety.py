@@ -21,7 +21,7 @@ import pytest
 from conftest import Run, RunTorchlint
 from snippets import DEPRECATED_SCALER, FIXED_SCALER
 
-from torchlint import cli
+from torchlint import workspace
 from torchlint.analysis.source import ParseFailure, parse_source
 from torchlint.diagnostics import Edit
 from torchlint.docs import CHECKOUT_DOCS, CHECKOUT_ROOT, doc_examples
@@ -163,13 +163,13 @@ def test_a_file_changed_since_it_was_read_is_not_fixed(
     target = tmp_path / "amp.py"
     target.write_text(DEPRECATED_SCALER, encoding="utf-8")
     edited = DEPRECATED_SCALER + "# saved in the editor meanwhile\n"
-    real_fix_text = cli.fix_text
+    real_fix_text = workspace.fix_text
 
     def fix_while_someone_saves(*args: object, **kwargs: object) -> object:
         target.write_text(edited, encoding="utf-8")  # after the read, before the write
         return real_fix_text(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cli, "fix_text", fix_while_someone_saves)
+    monkeypatch.setattr(workspace, "fix_text", fix_while_someone_saves)
     result = run("check", "--fix", "--no-cache", "amp.py", cwd=tmp_path)
     assert result.code == 2
     assert "amp.py: not fixed: the file changed on disk since it was read" in result.err
@@ -177,7 +177,7 @@ def test_a_file_changed_since_it_was_read_is_not_fixed(
     assert target.read_text(encoding="utf-8") == edited  # the newer content survives
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
-    monkeypatch.setattr(cli, "fix_text", real_fix_text)
+    monkeypatch.setattr(workspace, "fix_text", real_fix_text)
     retry = run("check", "--fix", "--no-cache", "amp.py", cwd=tmp_path)
     assert retry.code == 0, retry.err
     assert target.read_text(encoding="utf-8") == FIXED_SCALER + "# saved in the editor meanwhile\n"
@@ -188,13 +188,13 @@ def test_a_file_deleted_since_it_was_read_is_not_recreated(
 ) -> None:
     target = tmp_path / "amp.py"
     target.write_text(DEPRECATED_SCALER, encoding="utf-8")
-    real_fix_text = cli.fix_text
+    real_fix_text = workspace.fix_text
 
     def fix_while_someone_deletes(*args: object, **kwargs: object) -> object:
         target.unlink()
         return real_fix_text(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(cli, "fix_text", fix_while_someone_deletes)
+    monkeypatch.setattr(workspace, "fix_text", fix_while_someone_deletes)
     result = run("check", "--fix", "--no-cache", "amp.py", cwd=tmp_path)
     assert result.code == 2
     assert "amp.py: not fixed: cannot read the file" in result.err
