@@ -702,6 +702,10 @@ const LATENCY_BOUNDS = {
 };
 
 function writeLatencyScripts(python, workspace) {
+    // This checkout's benchmark, with this checkout's Python when there is one (the interpreter
+    // under test may be another torchlint's: the "before" figures of benchmarks/README.md).
+    const own = path.join(REPO_DIR, '.venv', 'bin', 'python');
+    python = process.env.TORCHLINT_E2E_SCRIPTS_PYTHON || (fs.existsSync(own) ? own : python);
     const script = path.join(REPO_DIR, 'benchmarks', 'editor_scripts.py');
     const result = spawnSync(python, [script, workspace, '--time', '6'], { encoding: 'utf8', timeout: 300_000 });
     if (result.status !== 0) fail(`${script} failed:\n${result.stderr}`);
