@@ -59,7 +59,10 @@ def matches(path: str, globs: Iterable[str]) -> bool:
 def mirror_of(repository: str, mirrors: Path) -> Path | None:
     """The bare mirror of `owner/name` under `mirrors`, if there is one."""
     candidate = mirrors / repository.replace("/", "+") / "repo"
-    return candidate if (candidate / "HEAD").exists() else None
+    for git_dir in (candidate, candidate / ".git"):
+        if (git_dir / "HEAD").exists():
+            return git_dir
+    return None
 
 
 def _git(git_dir: Path, *args: str) -> bytes:
