@@ -184,15 +184,17 @@ def findings_of(repo: Repo, root: Path, files: list[Path], project: bool) -> lis
 
 
 def join(findings: list[Finding], verdicts: list[Verdict]) -> None:
-    """Give each finding the verdict with its key (repo, file, code, line text), the one with
-    the nearest line when there are several."""
+    """Give each finding the verdict with its key (repo, file, code, line text): one verdict per
+    finding while there are enough (two findings on one line have two verdicts), the nearest
+    line first; a finding beyond them shares the nearest one."""
     by_key: dict[tuple[str, str, str, str], list[Verdict]] = defaultdict(list)
     for verdict in verdicts:
         by_key[(verdict.repo, verdict.file, verdict.code, verdict.text.strip())].append(verdict)
-    for finding in findings:
+    for finding in sorted(findings, key=lambda f: (f.repo, f.file, f.line)):
         candidates = by_key.get((finding.repo, finding.file, finding.code, finding.text))
         if candidates:
-            finding.verdict = min(candidates, key=lambda v: abs(v.line - finding.line))
+            unused = [v for v in candidates if not v.used] or candidates
+            finding.verdict = min(unused, key=lambda v: abs(v.line - finding.line))
             finding.verdict.used += 1
 
 
