@@ -190,7 +190,7 @@ def run_torchlint(
     command += [] if jobs is None else ["--jobs", str(jobs)]
     found: list[dict[str, Any]] = []
     for start in range(0, len(files), 400):
-        chunk = [str(path) for path in files[start : start + 400]]
+        chunk = [str(path.resolve()) for path in files[start : start + 400]]
         done = subprocess.run(
             [*command, *chunk], capture_output=True, text=True, cwd=cwd, check=False
         )

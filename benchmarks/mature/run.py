@@ -74,6 +74,7 @@ class Verdict:
     verdict: str
     why: str
     mechanism: str = ""
+    mode: str = ""  # "project" or "no-project": a finding seen in that mode only
     used: int = 0
 
 
@@ -266,7 +267,9 @@ def main(argv: list[str] | None = None) -> int:
 
     repos = [r for r in load_manifest(args.manifest) if not args.repo or r.name in args.repo]
     verdicts = load_verdicts(args.verdicts)
+    mode = "no-project" if args.no_project else "project"
     verdicts = [v for v in verdicts if not args.repo or v.repo in args.repo]
+    verdicts = [v for v in verdicts if v.mode in ("", mode)]
     roots: dict[str, Path] = {}
     findings: list[Finding] = []
     per_repo: dict[str, Totals] = {}
@@ -311,8 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0 if args.report_only or not unreviewed else 1
 
-    mode = "each file alone (--no-project)" if args.no_project else "whole project"
-    print(f"torchlint on {len(repos)} mature training codebases, {mode}")
+    title = "each file alone (--no-project)" if args.no_project else "whole project"
+    print(f"torchlint on {len(repos)} mature training codebases, {title}")
     print(
         f"{'repository':<28} {'files':>6} {'findings':>9} {'TP':>4} {'FP':>4} {'deb':>4} "
         f"{'new':>4} {'FA/25':>6}"
