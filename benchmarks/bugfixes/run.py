@@ -83,12 +83,14 @@ def materialise(case: dict[str, Any], folder: Path, mirrors: Path) -> dict[str, 
     side."""
     sides = {"before": case["parent"], "after": case["commit"]}
     checked: dict[str, Path] = {}
+    paths = [case["path"], *case.get("context", [])]
     for side, commit in sides.items():
         dest = folder / case["id"] / side
         target = dest / case["path"]
         pin = dest / ".torchlint-pinned"
-        if not (pin.exists() and pin.read_text(encoding="utf-8").strip() == commit):
-            for path in [case["path"], *case.get("context", [])]:
+        stamp = " ".join([commit, *paths])
+        if not (pin.exists() and pin.read_text(encoding="utf-8").strip() == stamp):
+            for path in paths:
                 try:
                     data = read_file(case["repository"], commit, path, mirrors)
                 except LookupError:
@@ -98,7 +100,7 @@ def materialise(case: dict[str, Any], folder: Path, mirrors: Path) -> dict[str, 
                 (dest / path).parent.mkdir(parents=True, exist_ok=True)
                 (dest / path).write_bytes(data)
             ensure_root(dest)
-            pin.write_text(commit + "\n", encoding="utf-8")
+            pin.write_text(stamp + "\n", encoding="utf-8")
         checked[side] = target
     return checked
 
