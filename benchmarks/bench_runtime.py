@@ -23,6 +23,7 @@ import argparse
 import itertools
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,6 +76,9 @@ def run_once(kind: str, script: Path, steps: int, scratch: Path) -> tuple[float,
     marks = scratch / f"marks-{kind}.txt"
     marks.unlink(missing_ok=True)
     env = dict(os.environ, BENCH_MARKS=str(marks))
+    # a run writes into its own scratch folder: the marks come back through --keep-outputs
+    kept = scratch / f"kept-{kind}"
+    shutil.rmtree(kept, ignore_errors=True)
     if kind == "plain":
         command = [sys.executable, str(script)]
     else:
@@ -89,14 +93,19 @@ def run_once(kind: str, script: Path, steps: int, scratch: Path) -> tuple[float,
             str(steps),
             "--output-format",
             "json",
+            "--keep-outputs",
+            str(kept),
         ]
     started = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, check=False, cwd=scratch
+    )
     wall = time.perf_counter() - started
     if kind != "plain":
         status = json.loads(done.stdout)["status"]
         if status != "completed":
             raise SystemExit(f"{kind}: {status}\n{done.stdout[-2000:]}")
+        marks = kept / marks.name
     times = step_times(marks, warmup=5)
     return statistics.median(times), wall
 
