@@ -2,10 +2,12 @@
 // takes the context run.mjs builds ({page, workspace, dirs, extension, python, checkpoint,
 // screenshot, readme, results}) and fails with a message that says what the editor did not show.
 
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
     activeEditor,
+    closeAllEditors,
     fail,
     goToLine,
     log,
@@ -325,10 +327,30 @@ export async function settings(ctx) {
 
 // --- the torchlint bundled with the extension --------------------------------------------------
 
+/**
+ * A Python with torch but without torchlint: a virtual environment of the test's interpreter
+ * whose only package folder is the one torch is in, added by a `.pth` line (so the editable
+ * torchlint of this checkout, which a `.pth` *file* of that folder installs, is not seen).
+ */
+function torchWithoutTorchlint(ctx) {
+    const venv = path.join(ctx.dirs.userData, '..', 'torch-only');
+    const run = (file, args) => spawnSync(file, args, { encoding: 'utf8', cwd: ctx.workspace, timeout: 120_000 });
+    const site = run(ctx.python, ['-c', 'import os, torch; print(os.path.dirname(os.path.dirname(torch.__file__)))']);
+    if (site.status !== 0) fail(`cannot find torch's folder: ${site.stderr}`);
+    const made = run(ctx.python, ['-m', 'venv', '--without-pip', venv]);
+    if (made.status !== 0) fail(`cannot make a virtual environment: ${made.stderr}`);
+    const python = path.join(venv, 'bin', 'python');
+    const own = run(python, ['-c', 'import sys; print(next(p for p in sys.path if p.endswith("site-packages")))']);
+    fs.writeFileSync(path.join(own.stdout.trim(), 'torch-only.pth'), `${site.stdout.trim()}\n`);
+    const check = run(python, ['-c', 'import torch\ntry:\n    import torchlint\nexcept ImportError:\n    print("ok")']);
+    if (check.stdout.trim() !== 'ok') fail(`${python} should have torch and no torchlint: ${check.stdout}${check.stderr}`);
+    return python;
+}
+
 export async function bundled(ctx) {
     const { page, dirs } = ctx;
     const bare = process.env.TORCHLINT_E2E_BARE_PYTHON || 'python3';
-    const probe = await import('node:child_process').then(({ spawnSync }) => spawnSync(bare, ['-c', 'import torchlint'], { encoding: 'utf8', cwd: ctx.workspace }));
+    const probe = spawnSync(bare, ['-c', 'import torchlint'], { encoding: 'utf8', cwd: ctx.workspace });
     if (probe.status === 0) fail(`${bare} has torchlint: it cannot show the bundled copy at work`);
     // The workspace's settings (code-server picks up their changes on disk at once).
     writeJson(path.join(ctx.workspace, '.vscode', 'settings.json'), { 'torchlint.interpreter': [bare] });
@@ -349,6 +371,21 @@ export async function bundled(ctx) {
     await until('the bundled server published no new finding', 30_000, async () => (await rowsWith(page, /TL102/)).length === 1);
     log(`bundled: ${before} squiggle(s) before, TL102 after commenting out zero_grad()`);
     await page.keyboard.press('Control+Z');
+    await closeAllEditors(page);
+    // The runtime checks with the bundled torchlint run the script in the user's interpreter,
+    // with its torch.
+    const torchOnly = torchWithoutTorchlint(ctx);
+    const runs = (readLog(clientLog()).match(/Server run command: /g) ?? []).length;
+    writeJson(path.join(ctx.workspace, '.vscode', 'settings.json'), { 'torchlint.interpreter': [torchOnly] });
+    await until('the server did not restart with the torch-only interpreter', 60_000, () =>
+        (readLog(clientLog()).match(/Server run command: .*torch-only.*bundled\/tool\/lsp_server\.py/g) ?? []).length > 0 &&
+        (readLog(clientLog()).match(/Server run command: /g) ?? []).length > runs,
+    );
+    await openFile(page, 'train.py');
+    const verdict = await runLens(page, 'Overfit one batch', /overfit (pass|fail|nan)|overfit:/i);
+    if (!/overfit pass/i.test(verdict)) fail(`the overfit check with the bundled torchlint did not pass: ${verdict}`);
+    log(`bundled torchlint, the user's interpreter and torch: ${verdict.split('overfit pass')[0]}overfit pass`);
+    fs.rmSync(path.join(ctx.workspace, '.vscode', 'settings.json'));
 }
 
 function findLog(dir, name) {
