@@ -104,3 +104,20 @@ def test_profile_options_belong_to_profile(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "--warmup applies to profile, not grads" in done.stderr
+
+
+def test_in_memory_tensors_get_the_advice_tl303_gives_not_more_workers() -> None:
+    # the near miss of test_a_slow_loader_is_blamed_on_data_wait: the same wait, but collating
+    # slices of tensors in memory, where worker processes would only add copies
+    result = profile("profile_in_memory", steps=10, warmup=2)
+    hint = by_code(result)["TLR601"]
+    assert hint["line"] == line_of("profile_in_memory", "loader")
+    assert "TensorDataset" in hint["message"]
+    assert "raise num_workers" not in hint["message"]
+    payload = result["payload"]
+    comparison = payload["instrumentation_comparison"]
+    assert comparison in ("measured", "inconclusive", "too few steps")
+    # the two windows' spreads are reported, and a ratio only when they allow one
+    low, high = payload["step_ms"]["spread"]
+    assert 0 < low <= payload["step_ms"]["median"] <= high
+    assert (payload["instrumentation_overhead"] is None) == (comparison != "measured")
