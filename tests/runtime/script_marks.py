@@ -3,10 +3,25 @@
 
 from __future__ import annotations
 
+import functools
+import math
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 SCRIPTS = Path(__file__).parent / "scripts"
+
+
+@functools.cache
+def hang_limit_s() -> float:
+    """The time limit for a script that hangs, so that the limit strikes at the stuck line and
+    not in the child's imports: 12 s, or three times what importing torch takes on this
+    machine now when that is longer (about 1 s idle, 8 s and more at a load of 10 on 2 cores)."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return float(max(12, math.ceil(3 * (time.monotonic() - started))))
 
 
 def line_of(script: str, marker: str) -> int:
