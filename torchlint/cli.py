@@ -54,7 +54,6 @@ from torchlint.notebook import analyze_notebook, fix_notebook, is_notebook
 from torchlint.notebook import read as read_notebook
 from torchlint.parallel import Outcome, Task, analyze_all, outcome_of, project_for, worker_count
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project
 from torchlint.report import (
     FORMATS,
     MACHINE_FORMATS,
@@ -66,6 +65,7 @@ from torchlint.report import (
 )
 from torchlint.rules import ALL_RULES, Rule, lookup
 from torchlint.selection import RuleSelection
+from torchlint.workspace import AnalysisProject
 
 OUTPUT_FORMAT_ENV = "TORCHLINT_OUTPUT_FORMAT"
 
@@ -361,7 +361,7 @@ class CheckRun:
     diffs: list[str] = field(default_factory=list)
     failed: bool = False  # something went wrong: exit 2
     # The projects of the files analysed in this process (one per layout, for the whole run).
-    projects: dict[ProjectLayout, Project] = field(default_factory=dict)
+    projects: dict[ProjectLayout, AnalysisProject] = field(default_factory=dict)
 
     def fail(self, message: str) -> None:
         _error(message)

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from torchlint.diagnostics import Diagnostic
 from torchlint.notebook import analyze_file
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project
 from torchlint.selection import RuleSelection
+from torchlint.workspace import AnalysisProject, open_project
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -77,12 +77,12 @@ class Outcome:
 Worker = Callable[[Task], Outcome]
 
 # This process's projects, one per layout: what they parsed serves every later task.
-_projects: dict[ProjectLayout, Project] = {}
+_projects: dict[ProjectLayout, AnalysisProject] = {}
 
 
 def project_for(
-    layout: ProjectLayout | None, projects: dict[ProjectLayout, Project] | None = None
-) -> Project | None:
+    layout: ProjectLayout | None, projects: dict[ProjectLayout, AnalysisProject] | None = None
+) -> AnalysisProject | None:
     """The `Project` of `layout` in `projects` (by default, this process's), made on first use.
     A `Project` serves one analysis at a time: each process or thread needs its own."""
     if layout is None:
@@ -90,7 +90,7 @@ def project_for(
     registry = _projects if projects is None else projects
     found = registry.get(layout)
     if found is None:
-        found = registry[layout] = Project(layout)
+        found = registry[layout] = open_project(layout)
     return found
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
 from torchlint.analysis.resolve import call_binding
 

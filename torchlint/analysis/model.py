@@ -9,14 +9,14 @@ exception handlers.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 if TYPE_CHECKING:
-    from torchlint.project.project import SourceRef
+    from torchlint.analysis.protocol import Origin
 
 
 class Kind(enum.Enum):
@@ -198,7 +198,7 @@ class Scope:
     # For each `return Constructor(...)`: the constructed role (`tensor-dataset`), else None.
     returned_roles: list[str | None] = field(default_factory=list)
     # Set on the scopes of another project file collected for its callers (None: this file).
-    source: SourceRef | None = None
+    source: Origin | None = None
 
     @property
     def returns_softmax(self) -> str | None:
@@ -250,4 +250,15 @@ def visible_from(obj: ConstructedObject, scope: Scope) -> bool:
         if obj.scope is current:
             return True
         current = current.parent
+    return False
+
+
+def grad_disabled(frames: Sequence[Frame]) -> bool:
+    """Whether gradients are off at the innermost point of `frames`."""
+    for frame in reversed(frames):
+        if isinstance(frame, WithFrame):
+            if frame.kind is WithKind.NO_GRAD:
+                return True
+            if frame.kind is WithKind.ENABLE_GRAD:
+                return False
     return False

@@ -5,18 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope
 from torchlint.analysis.names import (
     looks_like_optimizer,
     looks_like_scaler,
     looks_like_scheduler,
 )
-
-if TYPE_CHECKING:
-    from torchlint.project.project import FileContext
+from torchlint.analysis.protocol import ProjectView
 
 
 class Roles:
@@ -66,7 +63,7 @@ class Roles:
         return None
 
 
-def resolve(facts: ModuleFacts, project: FileContext | None = None) -> Roles:
+def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
     roles = Roles(facts)
     for scope in facts.scopes:
         for event in scope.events:
@@ -82,7 +79,7 @@ def resolve(facts: ModuleFacts, project: FileContext | None = None) -> Roles:
 
 
 def _external_callee(
-    event: Event, facts: ModuleFacts, project: FileContext
+    event: Event, facts: ModuleFacts, project: ProjectView
 ) -> ExternalCallee | None:
     """A call that runs a function or method of another project file: `evaluate(...)` after
     `from engine import evaluate`, `trainer.step(...)` on an imported class's instance, or an
@@ -116,7 +113,7 @@ def _external_callee(
             event.tensor_params = _tensor_params(event, scope)
         return scope
 
-    return ExternalCallee(found, project.project.generation)
+    return ExternalCallee(found, project.generation)
 
 
 def _foreign_bases(facts: ModuleFacts, cls: ClassInfo | None, depth: int = 0) -> list[str]:
@@ -135,7 +132,7 @@ def _foreign_bases(facts: ModuleFacts, cls: ClassInfo | None, depth: int = 0) ->
     return found
 
 
-def _first_method(project: FileContext, classes: tuple[str, ...], method: str) -> Scope | None:
+def _first_method(project: ProjectView, classes: tuple[str, ...], method: str) -> Scope | None:
     for qualified in classes:
         scope = project.method_scope(qualified, method)
         if scope is not None:

@@ -6,9 +6,18 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Event, Frame, Kind, LoopFrame, Scope, WithFrame, WithKind
+from torchlint.analysis.model import (
+    Event,
+    Frame,
+    Kind,
+    LoopFrame,
+    Scope,
+    WithFrame,
+    WithKind,
+    grad_disabled,
+)
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
 from torchlint.analysis.resolve import Roles
 
@@ -189,6 +198,7 @@ __all__ = [
     "clears_for",
     "first",
     "forwards",
+    "grad_disabled",
     "is_whole_model",
     "looks_like_optimizer",
     "may_clear",
@@ -203,17 +213,6 @@ def context(model: LoopModel, e: IterEvent) -> tuple[Frame, ...]:
     """Every frame around an event, outermost first: the loop's own surroundings (decorators,
     `with` blocks around the loop), then what lies between the loop and the event."""
     return (*model.loop.outer, *e.frames)
-
-
-def grad_disabled(frames: tuple[Frame, ...]) -> bool:
-    """Whether gradients are off at the innermost point of `frames`."""
-    for frame in reversed(frames):
-        if isinstance(frame, WithFrame):
-            if frame.kind is WithKind.NO_GRAD:
-                return True
-            if frame.kind is WithKind.ENABLE_GRAD:
-                return False
-    return False
 
 
 def autocast_frame(frames: tuple[Frame, ...]) -> WithFrame | None:

@@ -27,7 +27,8 @@ from pygls.uris import to_fs_path
 from torchlint.cache import content_hash
 from torchlint.engine import Analysis
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project, read_file
+from torchlint.project.project import read_file
+from torchlint.workspace import AnalysisProject, open_project
 
 OpenText = Callable[[Path], str | None]
 
@@ -42,7 +43,7 @@ def file_path(uri: str) -> Path | None:
 
 @dataclass(eq=False)
 class _Entry:
-    project: Project
+    project: AnalysisProject
     lock: threading.Lock = field(default_factory=threading.Lock)
     stale: set[Path] = field(default_factory=set)  # to forget before the next analysis
 
@@ -76,13 +77,13 @@ class ProjectIndex:
             return list(self._entries)
 
     @contextmanager
-    def use(self, path: Path) -> Iterator[Project]:
+    def use(self, path: Path) -> Iterator[AnalysisProject]:
         """The project `path` belongs to, held for one analysis (in a worker thread)."""
         layout = ProjectLayout.for_file(path)
         with self._guard:
             entry = self._entries.get(layout)
             if entry is None:
-                entry = self._entries[layout] = _Entry(Project(layout, self.read))
+                entry = self._entries[layout] = _Entry(open_project(layout, self.read))
         with entry.lock:
             with self._guard:
                 stale, entry.stale = entry.stale, set()
@@ -124,7 +125,7 @@ class ProjectRun:
 def analyse_with_project(
     index: ProjectIndex | None,
     path: Path | None,
-    run: Callable[[Project | None], Analysis],
+    run: Callable[[AnalysisProject | None], Analysis],
 ) -> ProjectRun:
     """`run(project)` for the document at `path`, falling back to `run(None)` (the file alone)
     when anything about the project raises, or when the analysis with the project reports

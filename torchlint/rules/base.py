@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.links import ObjectLinks
 from torchlint.analysis.loops import IterEvent, LoopModel, LoopModels
 from torchlint.analysis.model import Scope
@@ -18,7 +18,9 @@ from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
 
 if TYPE_CHECKING:
-    from torchlint.project.project import FileContext, LoadedModule, Project
+    from torchlint.analysis.protocol import ProjectView
+    from torchlint.project.project import LoadedModule
+    from torchlint.workspace import AnalysisProject, DependencyFile
 
 
 class Rule:
@@ -34,6 +36,12 @@ class Rule:
     # The oldest PyTorch for which the rule's advice holds (None: any). With a lower
     # `target-torch-version` in the configuration, the rule stays silent.
     min_torch: ClassVar[tuple[int, int] | None] = None
+    # What the rule reads besides the module's scopes and events: the qualified names of the
+    # calls it looks at (`torch.load`), recorded in `facts.watched_calls` only when a selected
+    # rule asks for them; a prefix covers a family (`torchvision.models.`). Adding an API rule
+    # adds a name here, not a case to the walker.
+    watches: ClassVar[frozenset[str]] = frozenset()
+    watches_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError
@@ -63,8 +71,8 @@ class RuleContext:
     # Derived facts several rules share (computed by the first rule that needs them).
     memo: dict[str, object] = field(default_factory=dict)
     # The project the file belongs to (None: the file is analysed on its own).
-    project: Project | None = None
-    file_context: FileContext | None = None  # this file's place in the project
+    project: AnalysisProject | None = None
+    file_context: ProjectView | None = None  # this file's place in the project
     _rule: type[Rule] | None = None
     _foreign_edits: set[int] = field(default_factory=set)
 
@@ -84,9 +92,9 @@ class RuleContext:
             owner = self.owner_of(original)
             if owner is None:
                 return
-            where = f"{owner.ref.display}:{owner.positions.row(original)}"
+            where = f"{owner.ref.display}:{owner.file.positions.row(original)}"
             if where not in message:
-                text = owner.positions.text(original)
+                text = owner.file.positions.text(original)
                 message = f"{message} (`{text}` runs in {event.scope.display_name} at {where})"
             node, fix = site.node, None
         elif self.owner_of(node) is not None:
@@ -95,7 +103,7 @@ class RuleContext:
             fix = None  # an edit for another file's text must never be applied to this one
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
 
-    def owner_of(self, node: cst.CSTNode) -> LoadedModule | None:
+    def owner_of(self, node: cst.CSTNode) -> LoadedModule[DependencyFile] | None:
         """The other project file `node` belongs to, or None for this file's nodes."""
         if self.project is None or not self.project.in_use or id(node) in self.facts.anchors:
             return None
@@ -108,7 +116,11 @@ class RuleContext:
         if reached is not None:
             node = reached[0]
         owner = self.owner_of(node)
-        return (owner.positions if owner is not None else self.positions), node, owner is not None
+        return (
+            (owner.file.positions if owner is not None else self.positions),
+            node,
+            owner is not None,
+        )
 
     def foreign_row(self, scope: Scope, node: cst.CSTNode) -> str | None:
         """`pkg/models.py:12` for a node of a scope another project file defines, else None."""
@@ -116,7 +128,7 @@ class RuleContext:
             return None
         for loaded in self.project.in_use:
             if loaded.ref is scope.source or loaded.ref.path == scope.source.path:
-                return f"{loaded.ref.display}:{loaded.positions.row(node)}"
+                return f"{loaded.ref.display}:{loaded.file.positions.row(node)}"
         return None
 
     # --- helpers for messages and fixes ------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import DeprecatedUse
+from torchlint.analysis.facts import DeprecatedUse
 from torchlint.diagnostics import Edit, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import ApiUse
+from torchlint.analysis.facts import ApiUse
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import is_one, keywords, positional, starred
 from torchlint.rules.base import Rule, RuleContext
@@ -26,6 +26,7 @@ class UnstableLogExp(Rule):
         "or overflow."
     )
     fixable = True
+    watches = frozenset({"torch.log", "torch.exp"})
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.facts.watched_calls:

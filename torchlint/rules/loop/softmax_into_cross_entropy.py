@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.collect import CrossEntropyInput
+from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.apis import constructor_role
 from torchlint.analysis.links import LoaderArgs
-from torchlint.analysis.names import constructor_role, dotted
+from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
