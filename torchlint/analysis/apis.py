@@ -49,10 +49,38 @@ COMPAT_TEST = re.compile(
 ITER_WRAPPERS = {"enumerate", "tqdm", "zip", "iter", "tqdm.tqdm", "auto.tqdm", "track"}
 
 
-RETURNS_SELF = {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval"}
+# Methods of a module (or tensor) that return the object itself: `model.to(device)`.
+RETURNS_SELF = {
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval",
+    "requires_grad_", "to_empty", "share_memory",
+}  # fmt: skip
+
+# Wrappers that return (a module that runs) the module they are given: it keeps its class.
+MODULE_WRAPPERS = {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard",
+    "torch.compile",
+    "torch.jit.script",
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+    "apex.parallel.DistributedDataParallel",
+}
+
+# Methods of a training framework that hand back the objects they are given, in order,
+# each keeping its kind: `model, opt, loader = accelerator.prepare(model, opt, loader)`.
+FRAMEWORK_SETUP = {"prepare", "setup", "setup_module", "setup_dataloaders", "prepare_model"}
 
 
 STREAMING = re.compile(r"webdataset|iterable|stream", re.IGNORECASE)
+
+# An iterable named like data: a loader, batches, a dataset.
+DATA_NAME = re.compile(r"loader|batches|dataset|(^|\W|_)(dl|data)($|\W|_)", re.IGNORECASE)
 
 
 # --- What constructors build ------------------------------------------------------------------

@@ -4,6 +4,7 @@ and the uses of watched APIs."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -11,6 +12,9 @@ from torchlint.analysis.model import ClassInfo, ConstructedObject, LoopFrame, Sc
 from torchlint.analysis.names import ImportTable
 from torchlint.analysis.positions import Anchor
 from torchlint.analysis.source import ParsedSource
+
+if TYPE_CHECKING:
+    from torchlint.analysis.values import Value
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,25 @@ class ModuleFacts:
     anchors: dict[int, Anchor] = field(default_factory=dict)
 
     ce_inputs: list[CrossEntropyInput] = field(default_factory=list)
+    # What the module-level names hold at the end of the module (functions read them).
+    module_values: dict[str, Value] = field(default_factory=dict)
+
+    def find_method(
+        self, cls: ClassInfo | None, method: str, seen: set[str] | None = None
+    ) -> Scope | None:
+        """The method `cls` (a class of this module) runs for `method`: its own, else the first
+        of its bases' (in this module) that defines it."""
+        seen = set() if seen is None else seen
+        if cls is None or cls.name in seen:
+            return None
+        seen.add(cls.name)
+        if method in cls.methods:
+            return cls.methods[method]
+        for base in cls.bases:
+            found = self.find_method(self.classes.get(base), method, seen)
+            if found is not None:
+                return found
+        return None
 
     @property
     def loops(self) -> list[LoopFrame]:
@@ -91,3 +114,4 @@ class ModuleFacts:
         self.classes.clear()
         self.constructed.clear()
         self.anchors.clear()
+        self.module_values.clear()

@@ -9,6 +9,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchlint.analysis.flow import NO_BINDING, Binding, bind_call
 from torchlint.analysis.model import (
     CallFrame,
     Event,
@@ -39,6 +40,8 @@ class IterEvent:
     site: Event  # the event in the loop's own scope through which this one is reached
     subject_is_tensor: bool | None
     index: int
+    # The values of the parameters of the calls through which the loop reaches the event.
+    binding: Binding
 
     @cached_property
     def depth(self) -> int:
@@ -180,17 +183,19 @@ class LoopModels:
                 continue
             frames = event.path[position + 1 :]
             self._add(events, event, frames, event.receiver, event, event.subject_is_tensor, loop)
-            if event.kind is Kind.CALL and event.callee is not None:
-                binding = call_binding(event, event.callee)
+            callee = self.callee_of(event, NO_BINDING)
+            if event.kind is Kind.CALL and callee is not None:
+                binding = call_binding(event, callee)
                 self._expand(
                     events,
-                    event.callee,
-                    (*frames, CallFrame(event, event.callee)),
+                    callee,
+                    (*frames, CallFrame(event, callee)),
                     binding,
                     event.tensor_params,
                     event,
-                    (loop.scope, event.callee),
+                    (loop.scope, callee),
                     loop,
+                    bind_call(event, callee, self.roles.flow),
                 )
         return LoopModel(loop, events)
 
@@ -204,6 +209,7 @@ class LoopModels:
         site: Event,
         stack: tuple[Scope, ...],
         loop: LoopFrame,
+        values: Binding,
     ) -> None:
         if len(stack) > MAX_CALL_DEPTH:
             return
@@ -215,8 +221,8 @@ class LoopModels:
             is_tensor = event.subject_is_tensor
             if is_tensor is None and event.subject is not None:
                 is_tensor = True if event.subject in tensor_params else None
-            self._add(out, event, frames, receiver, site, is_tensor, loop)
-            callee = event.callee
+            self._add(out, event, frames, receiver, site, is_tensor, loop, values)
+            callee = self.callee_of(event, values)
             if event.kind is Kind.CALL and callee is not None and callee not in stack:
                 inner = call_binding(event, callee)
                 inner = {k: rebind(v, binding) for k, v in inner.items()}
@@ -234,6 +240,7 @@ class LoopModels:
                     site,
                     (*stack, callee),
                     loop,
+                    bind_call(event, callee, self.roles.flow, values),
                 )
 
     def _add(
@@ -245,6 +252,7 @@ class LoopModels:
         site: Event,
         is_tensor: bool | None,
         loop: LoopFrame,
+        values: Binding = NO_BINDING,
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
@@ -252,12 +260,23 @@ class LoopModels:
             event = replace(event, node=event.node.with_changes())
             self.foreign_nodes[id(event.node)] = (original.node, site, original)
         if kind is Kind.MAYBE_STEP:
-            role = self.roles.role(receiver, loop.scope)
+            role = self.roles.event_role(event, receiver, values)
             if role == "optimizer":
                 kind = Kind.STEP
             elif role == "scheduler":
                 kind = Kind.SCHEDULER_STEP
-        out.append(IterEvent(event, kind, frames, receiver, site, is_tensor, len(out)))
+        out.append(IterEvent(event, kind, frames, receiver, site, is_tensor, len(out), values))
+
+    def callee_of(self, event: Event, values: Binding) -> Scope | None:
+        """What a call runs: the function or method it names, else, for a call of an object
+        (`loss_scaler(loss, optimizer)`, a parameter bound to an instance), its class's
+        `__call__` (or the method called on it)."""
+        if event.kind is not Kind.CALL:
+            return None
+        callee = event.callee
+        if callee is not None or event.obj is None:
+            return callee
+        return self.roles.flow.method_of(event, values)
 
 
 def _index_of(path: tuple[Frame, ...], loop: LoopFrame) -> int:

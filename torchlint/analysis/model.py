@@ -17,6 +17,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from torchlint.analysis.protocol import Origin
+    from torchlint.analysis.values import Value
 
 
 class Kind(enum.Enum):
@@ -141,6 +142,11 @@ class Event:
     kwarg_texts: tuple[tuple[str, str], ...] = ()
     tensor_params: frozenset[str] = frozenset()  # filled on resolution: params bound to tensors
     tensor_args: frozenset[int | str] = frozenset()  # arg positions / keywords holding tensors
+    # The object the receiver holds where the event happens (`optimizer` in `optimizer.step()`,
+    # the callee of a call), and for calls the values of the arguments: see values.py.
+    obj: Value | None = None
+    arg_values: tuple[Value, ...] = ()
+    kwarg_values: tuple[tuple[str, Value], ...] = ()
 
     @property
     def loops(self) -> tuple[LoopFrame, ...]:
@@ -199,6 +205,9 @@ class Scope:
     returned_roles: list[str | None] = field(default_factory=list)
     # Set on the scopes of another project file collected for its callers (None: this file).
     source: Origin | None = None
+    # The objects each `return` gives, and the defaults of parameters (see values.py).
+    return_values: list[Value] = field(default_factory=list)
+    param_defaults: dict[str, Value] = field(default_factory=dict)
 
     @property
     def returns_softmax(self) -> str | None:
@@ -224,6 +233,8 @@ class ClassInfo:
     node: cst.ClassDef
     bases: tuple[str, ...]
     methods: dict[str, Scope] = field(default_factory=dict)
+    # `self.x = ...` anywhere in the class: every value `x` is assigned.
+    attributes: dict[str, list[Value]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

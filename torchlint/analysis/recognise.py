@@ -191,11 +191,12 @@ class CallRecogniser:
             value = value.func.value  # `loss.mean()`, `out.float()`
         while isinstance(value, cst.Attribute | cst.Subscript):
             text = dotted(value)
-            if text is not None and text in self.walk.values.produced_by:
-                return self.walk.values.produced_by[text]
+            producer = self.walk.values.produced_by(text) if text is not None else None
+            if producer is not None:
+                return producer
             value = value.value
         text = dotted(value)
-        return self.walk.values.produced_by.get(text) if text is not None else None
+        return self.walk.values.produced_by(text) if text is not None else None
 
     def calls_no_grad_function(self, value: cst.BaseExpression) -> bool:
         """`loss = compute(...)` where `compute` is decorated with `torch.no_grad()`."""
@@ -220,7 +221,7 @@ class CallRecogniser:
         text = dotted(node)
         if text is None:
             return []
-        return [self.walk.values.iterators.get(text, text)]
+        return [self.walk.values.iterated(text) or text]
 
     def call(self, node: cst.Call) -> None:
         func = node.func
@@ -278,7 +279,7 @@ class CallRecogniser:
         value = node.args[0].value
         producer = self.walk.values.variable_call(value)
         if producer is None and isinstance(value, cst.Name | cst.Attribute):
-            producer = self.walk.values.produced_by.get(dotted(value) or "")
+            producer = self.walk.values.produced_by(dotted(value) or "")
         softmax = self.walk.values.softmax_of(value)
         if criterion is not None and softmax is None and producer is None:
             return  # nothing that could make a parameter call interesting
@@ -333,7 +334,7 @@ class CallRecogniser:
                 method="torch.autograd.backward",
                 via="autograd",
                 subject=root,
-                subject_no_grad=root in self.walk.values.no_grad,
+                subject_no_grad=self.walk.values.no_grad_name(root),
             )
         elif qual in CLIP_FUNCTIONS:
             self.walk.event(Kind.CLIP, node, method=qual.rsplit(".", 1)[-1])
@@ -473,7 +474,7 @@ class CallRecogniser:
             source = dotted(iterator.args[0].value)
         else:
             text = dotted(iterator)
-            source = self.walk.values.iterators.get(text, text) if text else None
+            source = (self.walk.values.iterated(text) or text) if text else None
         loops = [f for f in self.walk.frames if isinstance(f, LoopFrame)]
         if source is not None and loops:
             loops[-1].sources.append(source)
@@ -494,10 +495,10 @@ class CallRecogniser:
                     scaler=scaler,
                     subject=root_name(loss) if loss is not None else None,
                     subject_no_grad=loss is not None
-                    and root_name(loss) in self.walk.values.no_grad,
+                    and self.walk.values.no_grad_name(root_name(loss)),
                 )
                 return
-        if receiver in self.walk.values.scaled:
+        if self.walk.values.is_scaled(receiver):
             self.walk.event(Kind.BACKWARD, node, receiver=receiver, method=method, via="scaled")
             return
         if method == "manual_backward" or (node.args and looks_like_framework(receiver)):
@@ -519,11 +520,10 @@ class CallRecogniser:
             method=method,
             via="tensor",
             subject=root,
-            subject_no_grad=root in self.walk.values.no_grad,
+            subject_no_grad=self.walk.values.no_grad_name(root),
         )
         if root is not None:
-            self.walk.values.tensors.add(root)
-            self.walk.values.graph.add(root)  # backward on it proves it carries a graph
+            self.walk.values.mark_backward(root)
 
     def step(self, node: cst.Call, receiver: str) -> None:
         if self.walk.is_scaler(receiver):
@@ -569,6 +569,11 @@ class CallRecogniser:
         event.arg_texts = args
         event.kwarg_texts = kwargs
         event.tensor_args = frozenset(tensor_args)
+        values = self.walk.values
+        if type(node) is cst.Call and node.args:
+            event.arg_values, event.kwarg_values = values.arguments(node)
+        if ref[0] in ("name", "method") and (ref[0] == "method" or not self.walk.defines(ref[1])):
+            event.obj = values.object_of_text(receiver)  # what is called, or its receiver
 
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import partial
 
 from torchlint.analysis.facts import ModuleFacts
+from torchlint.analysis.flow import NO_BINDING, Binding, Flow
 from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope
 from torchlint.analysis.names import (
     looks_like_optimizer,
@@ -14,13 +15,16 @@ from torchlint.analysis.names import (
     looks_like_scheduler,
 )
 from torchlint.analysis.protocol import ProjectView
+from torchlint.analysis.values import Value, What
 
 
 class Roles:
-    """What a receiver is (`optimizer`, `scheduler`, `scaler`, `dataloader`, `instance`), from the
-    objects the module constructs, falling back to what its name says."""
+    """What a receiver is (`optimizer`, `scheduler`, `scaler`, `dataloader`, `instance`): the
+    object its value resolves to (see flow.py), else the objects the module constructs under
+    that name, else what its name says."""
 
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, flow: Flow | None = None) -> None:
+        self.flow = flow if flow is not None else Flow(facts)
         self._by_target: dict[str, list[tuple[str, Scope]]] = {}
         self._owners: dict[str, str] = {}
         for obj in facts.constructed:
@@ -46,6 +50,22 @@ class Roles:
             return None
         return entries[0][0]
 
+    def object_of(self, event: Event, binding: Binding = NO_BINDING) -> Value:
+        """The object an event's receiver holds, references resolved (in `binding`, the
+        parameters of the calls through which a loop reaches the event)."""
+        return self.flow.resolve(event.obj, binding)
+
+    def event_role(
+        self, event: Event, receiver: str | None, binding: Binding = NO_BINDING
+    ) -> str | None:
+        """The role of the object an event acts on: from its value when that is known, else
+        from the receiver's text (`receiver`, in the loop's terms)."""
+        value = self.object_of(event, binding)
+        role = _ROLE_OF.get(value.what)
+        if role is not None:
+            return role
+        return self.role(receiver, event.scope)
+
     def role(self, text: str | None, scope: Scope | None = None) -> str | None:
         if not text:
             return None
@@ -63,8 +83,16 @@ class Roles:
         return None
 
 
+_ROLE_OF = {
+    What.OPTIMIZER: "optimizer",
+    What.SCHEDULER: "scheduler",
+    What.SCALER: "scaler",
+    What.LOADER: "dataloader",
+}
+
+
 def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
-    roles = Roles(facts)
+    roles = Roles(facts, Flow(facts, project))
     for scope in facts.scopes:
         for event in scope.events:
             if event.kind is Kind.MAYBE_STEP:
@@ -141,7 +169,7 @@ def _first_method(project: ProjectView, classes: tuple[str, ...], method: str) -
 
 
 def _classify_step(event: Event, roles: Roles) -> None:
-    role = roles.role(event.receiver, event.scope)
+    role = roles.event_role(event, event.receiver)
     if role == "optimizer":
         event.kind = Kind.STEP
         event.via = "optimizer"
@@ -165,32 +193,17 @@ def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | Non
         if cls is None:
             return None
         for base in cls.bases:
-            found = _find_method(facts, facts.classes.get(base), ref[1], set())
+            found = facts.find_method(facts.classes.get(base), ref[1])
             if found is not None:
                 return found
         return None
     if ref[0] == "method":
         receiver, method = ref[1], ref[2]
         if receiver == "self":
-            return _find_method(facts, facts.classes.get(scope.class_name or ""), method, set())
+            return facts.find_method(facts.classes.get(scope.class_name or ""), method)
         for obj in facts.constructed:
             if obj.role == "instance" and obj.target == receiver:
-                return _find_method(facts, facts.classes.get(obj.qualname), method, set())
-    return None
-
-
-def _find_method(
-    facts: ModuleFacts, cls: ClassInfo | None, method: str, seen: set[str]
-) -> Scope | None:
-    if cls is None or cls.name in seen:
-        return None
-    seen.add(cls.name)
-    if method in cls.methods:
-        return cls.methods[method]
-    for base in cls.bases:
-        found = _find_method(facts, facts.classes.get(base), method, seen)
-        if found is not None:
-            return found
+                return facts.find_method(facts.classes.get(obj.qualname), method)
     return None
 
 

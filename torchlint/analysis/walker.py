@@ -10,6 +10,7 @@ expressions, by hand, and records *events* in evaluation order (arguments before
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import libcst as cst
@@ -18,6 +19,7 @@ from torchlint.analysis.apis import (
     AMP_DEPRECATED,
     AMP_DEPRECATED_NAMES,
     COMPAT_TEST,
+    DATA_NAME,
     ITER_WRAPPERS,
     NO_GRAD_FUNCTIONS,
     constructor_role,
@@ -52,7 +54,7 @@ from torchlint.analysis.protocol import ProjectView
 from torchlint.analysis.recognise import CallRecogniser
 from torchlint.analysis.source import ParsedSource
 from torchlint.analysis.syntax import method_name, target_names
-from torchlint.analysis.values import Values
+from torchlint.analysis.values import NOT_A_TENSOR, UNKNOWN, Value, Values, What, join
 
 
 class Walker:
@@ -91,6 +93,7 @@ class Walker:
         try:
             self.statements(self.module.body)
             self.facts.module_scope.tensor_names = self.values.tensors
+            self.facts.module_values = self.values.env
             return self.facts
         finally:
             del self.recognise  # the recogniser points back at the walker: no cycle left
@@ -245,8 +248,8 @@ class Walker:
     def for_(self, node: cst.For) -> None:
         self.anchor_at(node.iter)
         self.expr(node.iter)
-        self.values.bind_loop_targets(target_names(node.target))
         iter_text = _iterable_label(node.iter)
+        self.values.bind_loop_targets(target_names(node.target), self.loop_element(node.iter))
         self.order += 1
         loop = LoopFrame(
             node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames), self.order
@@ -256,6 +259,23 @@ class Walker:
         self.loop_body(loop, node.body)
         if node.orelse is not None:
             self.block(node.orelse.body)
+
+    def loop_element(self, iterable: cst.BaseExpression) -> Value:
+        """What each iteration of `for ... in iterable` binds: each object of a container
+        (`for opt in optimizers:`), or a batch, which carries no graph when it comes from data
+        (a loader, `batches`), and may when it is anything else (`for out in outputs:`)."""
+        while type(iterable) is cst.Call and iterable.args:
+            name = dotted(iterable.func) or ""
+            if name in ITER_WRAPPERS or name.endswith(".tqdm"):
+                iterable = iterable.args[0].value  # enumerate(tqdm(loader))
+            else:
+                break
+        value = self.values.object_of(iterable)
+        if value.what is What.CONTAINER and value.items:
+            return replace(join(list(value.items)), items=value.items)
+        if value.what is What.LOADER or DATA_NAME.search(expr_text(iterable)):
+            return NOT_A_TENSOR
+        return UNKNOWN
 
     def while_(self, node: cst.While) -> None:
         self.order += 1
@@ -308,7 +328,11 @@ class Walker:
             qualname = name
         else:
             qualname = f"{parent.qualname}.{name}"
-        params = tuple(p.name.value for p in _all_params(node.params))
+        every = _all_params(node.params)
+        params = tuple(p.name.value for p in every)
+        defaults = {
+            p.name.value: self.values.object_of(p.default) for p in every if p.default is not None
+        }
         for decorator in node.decorators:
             self.anchor_at(decorator.decorator)
             self.expr(decorator.decorator)
@@ -321,6 +345,7 @@ class Walker:
             class_name=cls.name if cls is not None and parent.is_module else None,
             params=params,
             decorators=tuple(d for d in decorators if d.kind is not WithKind.OTHER),
+            param_defaults={k: v for k, v in defaults.items() if v is not UNKNOWN},
         )
         self.facts.scopes.append(scope)
         if cls is not None and parent.is_module:
@@ -333,7 +358,7 @@ class Walker:
         saved = (self.scope, self.frames, self.values, self.loop_assigned)
         self.scope = scope
         self.frames = list(scope.decorators)
-        self.values = Values(self, params)
+        self.values = Values(self, params, scope)
         self.loop_assigned = []
         self.block(node.body)
         scope.tensor_names = self.values.tensors
@@ -371,10 +396,11 @@ class Walker:
             if text is not None:
                 self.recognise.accumulation(node, text, node.value)
                 if self.values.is_tensor(node.value):
-                    self.values.tensors.add(text)
+                    self.values.mark_device_tensor(text)
         elif type(node) is cst.Return:
             if node.value is not None:
                 self.expr(node.value)
+                self.scope.return_values.append(self.values.object_of(node.value))
                 self.scope.returns.append(self.values.softmax_of(node.value))
                 value = node.value
                 qual = self.imports.qualify(value.func) if type(value) is cst.Call else None
@@ -440,13 +466,15 @@ class Walker:
             if type(first) is cst.Call:
                 self.recognise.constructed(text, first)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
-        self.values.bind(text, value, under_no_grad=no_grad)
+        bound = self.values.bind(text, value, under_no_grad=no_grad)
+        if text.startswith("self.") and self.scope.class_name is not None:
+            cls = self.facts.classes.get(self.scope.class_name)
+            if cls is not None and bound is not UNKNOWN:
+                cls.attributes.setdefault(text[5:], []).append(bound)
         if type(value) is cst.Call and method_name(value) == "scale":
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
-                self.values.scaled.add(text)
-        else:
-            self.values.scaled.discard(text)
+                self.values.mark_scaled(text, True)
 
     def holds_parameters(self, receiver: cst.BaseExpression) -> bool:
         """`p` in `for p in model.parameters()`, `layer.weight`, a known tensor: something whose
@@ -518,6 +546,11 @@ class Walker:
         """A function of the module already read (`to_probs` in `to_probs(logits)`)."""
         return self.resolve_local(name) or self.facts.functions.get(name)
 
+    def defines(self, name: str) -> bool:
+        """Whether `name` is a function or class this module (or an enclosing function)
+        defines, so that calling it runs known code."""
+        return name in self.top_names or self.resolve_local(name) is not None
+
     def resolve_local(self, name: str) -> Scope | None:
         scope: Scope | None = self.scope
         while scope is not None:
@@ -541,6 +574,13 @@ class Walker:
     def is_scaler(self, text: str) -> bool:
         return looks_like_scaler(text) or self.role_is(text, "scaler")
 
+    def project_symbol(self, qualified: str) -> bool | None:
+        """True for a class of another project file, False for a function, None otherwise."""
+        if self.project is None or not self.project.is_project(qualified):
+            return None
+        symbol = self.project.symbol(qualified)
+        return None if symbol is None else symbol.is_class
+
     def project_class_of(self, receiver: str) -> str | None:
         if receiver == "self" and self.class_stack:
             return self.class_stack[-1].name
@@ -550,11 +590,28 @@ class Walker:
 
     def event(self, kind: Kind, node: cst.CSTNode, **fields: object) -> Event:
         event = Event(kind, node, self.scope, tuple(self.frames), **fields)  # type: ignore[arg-type]
+        if event.obj is None and event.receiver and kind in _OBJECT_EVENTS:
+            event.obj = self.values.object_of_text(event.receiver)
         self.scope.events.append(event)
         return event
 
     def role_is(self, text: str, role: str) -> bool:
         return any(c.role == role and c.target == text for c in self.facts.constructed)
+
+
+# Events whose receiver is an object worth knowing (which optimizer steps, which model).
+_OBJECT_EVENTS = frozenset(
+    (
+        Kind.STEP,
+        Kind.MAYBE_STEP,
+        Kind.ZERO_GRAD,
+        Kind.SCALER_UPDATE,
+        Kind.SCALER_UNSCALE,
+        Kind.MODE_TRAIN,
+        Kind.MODE_EVAL,
+        Kind.MODE_UNKNOWN,
+    )
+)
 
 
 # --- helpers ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.apis import DATA_NAME
 from torchlint.analysis.model import Event, Kind
 from torchlint.analysis.names import last_segment, looks_like_model
 from torchlint.diagnostics import Fix, Severity
@@ -69,7 +70,7 @@ class LossAccumulatedWithGraph(Rule):
         if not loops:
             return False
         loop = loops[-1]
-        return bool(ctx.links.loaders_of(loop)) or bool(_DATA_NAME.search(loop.iter_text))
+        return bool(ctx.links.loaders_of(loop)) or bool(DATA_NAME.search(loop.iter_text))
 
     def _backpropagated(self, event: Event) -> bool:
         target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
@@ -86,7 +87,6 @@ class LossAccumulatedWithGraph(Rule):
 
 
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
-_DATA_NAME = re.compile(r"loader|batches|dataset|(^|\W|_)(dl|data)($|\W|_)", re.IGNORECASE)
 
 
 def _model_result(producer: str | None) -> bool:
