@@ -11,6 +11,8 @@ from pathlib import Path
 
 import hypothesis_profiles  # noqa: F401  (registers and loads the `ci` profile)
 import pytest
+from runtime_guard import guarded_cli_run, guarded_run_check
+from workspace_guard import make_workspace
 
 from torchlint import cli
 
@@ -44,16 +46,17 @@ def run_torchlint() -> RunTorchlint:
             if key not in ("FORCE_COLOR", "NO_COLOR", "TORCHLINT_OUTPUT_FORMAT", "COLUMNS")
         }
         environment.update(env or {})
-        completed = subprocess.run(
-            [sys.executable, "-m", "torchlint", *args],
-            cwd=cwd,
-            env=environment,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            timeout=120,
-            check=False,
-        )
+        with guarded_cli_run(args, cwd):  # a `torchlint run` must not change the user's files
+            completed = subprocess.run(
+                [sys.executable, "-m", "torchlint", *args],
+                cwd=cwd,
+                env=environment,
+                capture_output=True,
+                text=True,
+                encoding="utf-8",
+                timeout=120,
+                check=False,
+            )
         return CliResult(completed.returncode, completed.stdout, completed.stderr)
 
     return run
@@ -83,3 +86,25 @@ def run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
         return Output(code, captured.out, captured.err)
 
     return invoke
+
+
+RUNTIME_TESTS = Path(__file__).resolve().parent / "runtime"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A project folder as users have them: data, an earlier checkpoint, logs."""
+    return make_workspace(tmp_path / "workspace")
+
+
+@pytest.fixture(autouse=True)
+def _guard_runtime_checks(request: pytest.FixtureRequest) -> None:
+    """In tests/runtime/: the runtime checks run from a fresh workspace, and each `run_check`
+    fails its test when it changed a byte of the user's files (see runtime_guard.py)."""
+    if RUNTIME_TESTS not in Path(str(request.node.path)).parents:
+        return
+    root: Path = request.getfixturevalue("workspace")
+    monkeypatch: pytest.MonkeyPatch = request.getfixturevalue("monkeypatch")
+    monkeypatch.chdir(root)
+    if hasattr(request.module, "run_check"):
+        monkeypatch.setattr(request.module, "run_check", guarded_run_check(root))

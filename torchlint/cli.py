@@ -299,6 +299,21 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="interpreter that runs the script (default: the one running torchlint)",
     )
+    run.add_argument(
+        "--keep-outputs",
+        metavar="DIR",
+        default=None,
+        help="copy every file the run wrote into DIR (a new or empty folder); by default "
+        "they are removed with the run's scratch folder, and no file you had is ever changed",
+    )
+    run.add_argument(
+        "--isolation",
+        choices=("auto", "overlay", "redirect"),
+        default="auto",
+        help="how the script's writes are kept off your files: overlay mounts where the "
+        "system allows them, else redirection inside the script's Python processes (auto); "
+        "insist on overlay mounts; or use the redirection alone",
+    )
 
     commands.add_parser(
         "lsp",

@@ -26,6 +26,7 @@ from lsp_helpers import (
 )
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from workspace_guard import differences, make_workspace, snapshot
 
 from torchlint.lsp.runtime_runs import (
     SOURCE,
@@ -155,8 +156,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runtime")
     paths = {}
     for name in FOLDERS:
-        paths[name] = root / name
-        paths[name].mkdir()
+        paths[name] = make_workspace(root / name)
     return paths
 
 
@@ -189,7 +189,15 @@ def command(uri: str, name: str = OVERFIT, line: int = 0) -> types.ExecuteComman
 
 
 async def execute(client: RecordingClient, params: types.ExecuteCommandParams) -> Any:
-    return await asyncio.wait_for(client.workspace_execute_command_async(params), RUN_TIMEOUT)
+    """Run a check from the editor; its script's folder (a workspace with data, checkpoints and
+    logs) must be byte for byte the same afterwards."""
+    script, _ = script_of(str((params.arguments or [""])[0]))
+    before = snapshot(script.parent) if script is not None else {}
+    result = await asyncio.wait_for(client.workspace_execute_command_async(params), RUN_TIMEOUT)
+    if script is not None:
+        changed = differences(before, snapshot(script.parent))
+        assert not changed, "a runtime check changed the workspace:\n" + "\n".join(changed)
+    return result
 
 
 def new_token(client: RecordingClient, before: set[Any]) -> Any:

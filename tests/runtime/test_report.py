@@ -136,10 +136,8 @@ def launched(check: str = "overfit", status: str = "completed", **fields: Any) -
         isolation={
             "process": "child",
             "timeout_s": 300.0,
-            "torch_save": "discarded",
             "working_directory": "/work/project",
             "environment": {"WANDB_MODE": "disabled", "TORCHLINT_RUN": "1"},
-            "saves_discarded": [],
         },
     )
     result.update(fields)
@@ -561,19 +559,37 @@ def test_environment_and_isolation_lines() -> None:
     assert line.startswith("environment: torch 2.4.0, cuda:0, float32, batch 64")
     assert "eval mode" in line and "autocast bfloat16" in line and "GradScaler" in line
     assert "num_workers=4 pin_memory=True persistent_workers=True prefetch_factor=2" in line
-    site = {"filename": "/nowhere/train.py", "line": 20, "function": "<module>"}
-    other = {"filename": "/nowhere/train.py", "line": 31, "function": "save"}
+    written = [{"path": p, "bytes": 10, "existed": False} for p in ("a.pt", "b.pt", "c/d.pt")]
+    files = {
+        "mechanism": "overlay",
+        "protected": ["/nowhere"],
+        "reason": None,
+        "written": written,
+        "written_count": 5,
+        "deleted": ["old.pt"],
+        "deleted_count": 1,
+        "kept_in": None,
+    }
     isolation = {
         "process": "child",
         "timeout_s": 300.0,
-        "torch_save": "discarded",
         "working_directory": "/nowhere",
         "environment": {"WANDB_MODE": "disabled"},
-        "saves_discarded": [site, site, site, other],
+        "files": files,
     }
     text = isolation_line(isolation, Glyphs(True))
     assert text.startswith("ran in a child process, limit 300 s")
-    assert "torch.save calls discarded (4: /nowhere/train.py:20 x3, /nowhere/train.py:31)" in text
+    assert "5 files written (a.pt, b.pt, c/d.pt, …) went to a scratch folder (overlay" in text
+    assert "removed at the end; 1 deletion of your files not applied" in text
+    kept = isolation_line(
+        {**isolation, "files": {**files, "kept_in": "/out", "mechanism": "redirect"}},
+        Glyphs(True),
+    )
+    assert "(redirection in the script's Python processes), kept in /out" in kept
+    none = {**files, "written": [], "written_count": 0, "deleted": [], "deleted_count": 0}
+    assert isolation_line({**isolation, "files": none}, Glyphs(True)).endswith(
+        "no file written (writes isolated by overlay mounts)"
+    )
     assert environment_line({}) == "" and isolation_line({}, Glyphs(True)) == ""
 
 

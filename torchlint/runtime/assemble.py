@@ -49,6 +49,7 @@ _GRAD_CODES = {
 }
 
 _CRASHED = ("TLR001", "script-crashed")
+_OUR_FAULT = ("TLR005", "torchlint-failure")
 #: (kept, dropped, anywhere): when the first is found (anywhere, or at the same line), the
 #: second says the same with less and goes
 DUPLICATES = (("TLR105", "TLR206", True), ("TLR605", "TLR305", False))
@@ -84,6 +85,8 @@ class Outcome:
     site: Site | None = None
     oom: bool = False
     traceback_tail: list[str] = field(default_factory=list)
+    #: why the crash is torchlint's own fault, not the script's (see blame.py)
+    torchlint_fault: str | None = None
 
 
 def _site_json(site: Site | None) -> dict[str, Any] | None:
@@ -734,7 +737,13 @@ def build_envelope(
     if result["status"] == "error" and outcome.site is not None:
         findings.append(
             Finding(
-                *(("TLR004", "script-exited") if outcome.kind == "exit" else _CRASHED),
+                *(
+                    ("TLR004", "script-exited")
+                    if outcome.kind == "exit"
+                    else _OUR_FAULT
+                    if outcome.torchlint_fault
+                    else _CRASHED
+                ),
                 "error",
                 f"the script {_ended(outcome)}",
                 outcome.site,
@@ -760,6 +769,10 @@ def build_envelope(
 
 
 def _ended(outcome: Outcome) -> str:
+    if outcome.torchlint_fault:
+        text = f"failed because of torchlint, not because of the script: {outcome.torchlint_fault}"
+        detail = outcome.message.split(": ", 1)[-1]
+        return text if detail in text else f"{text} ({outcome.message})"
     if outcome.kind == "exit":
         return f"called sys.exit({outcome.exit_code})" + (
             f" at line {outcome.site.line}" if outcome.site else ""
@@ -771,6 +784,8 @@ def _ended(outcome: Outcome) -> str:
 
 def _error_of(outcome: Outcome) -> dict[str, Any]:
     kind = "exit" if outcome.kind == "exit" else ("out_of_memory" if outcome.oom else "crash")
+    if outcome.torchlint_fault:
+        kind = "torchlint"
     return error_info(
         kind,
         f"the script {_ended(outcome)}",

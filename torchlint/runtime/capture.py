@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import io
 import math
 import weakref
 from collections.abc import Callable, Iterator
@@ -48,6 +47,7 @@ from torchlint.runtime.captured import (
     mode_dependent_layers,
 )
 from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
+from torchlint.runtime.hidden_hooks import HiddenHooks
 from torchlint.runtime.loss_checks import LossSpy
 from torchlint.runtime.plugin import RunPlugin, make_plugin
 from torchlint.runtime.sites import Site, SiteFinder
@@ -117,7 +117,9 @@ class Capture:
         self.loss_differentiable = True
         self.grad_scaler_used = False
         self.autocast: str | None = None
-        self.saves_discarded: dict[Site, int] = {}  # site -> calls
+        #: id(scaled loss) -> (the scaled tensor, weakly; the loss before GradScaler.scale)
+        self._unscaled: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
+        self.hidden = HiddenHooks()
         self.module_sites: weakref.WeakKeyDictionary[nn.Module, Site] = weakref.WeakKeyDictionary()
         self.param_sites: weakref.WeakKeyDictionary[nn.Module, dict[str, Site]] = (
             weakref.WeakKeyDictionary()
@@ -196,21 +198,11 @@ class Capture:
         def loader_iter(loader: Any) -> Any:
             return capture._wrap_iterator(loader, original_loader_iter(loader))
 
-        original_save = torch.save
-
-        def save(obj: Any, f: Any, *args: Any, **kwargs: Any) -> None:
-            # serialised to memory, so an object that cannot be saved still fails as it would
-            original_save(obj, io.BytesIO(), *args, **kwargs)
-            site = capture.finder.find()
-            saves = capture.saves_discarded
-            if site is not None and (site in saves or len(saves) < 20):
-                saves[site] = saves.get(site, 0) + 1
-
         self._patch(torch.optim.Optimizer, "__init__", optimizer_init)
         self._patch(torch.autograd, "backward", backward)
         self._patch(DataLoader, "__init__", loader_init)
         self._patch(DataLoader, "__iter__", loader_iter)
-        self._patch(torch, "save", save)
+        self.hidden.install()
         if self.plugin is not None and self.plugin.wants_losses:
             self._patch_losses(self.plugin)
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
@@ -222,10 +214,23 @@ class Capture:
                 if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
                     capture.grad_scaler_used = True
                     if scaled is not outputs:
-                        scaled._torchlint_unscaled = outputs  # type: ignore[attr-defined]
+                        capture.remember_unscaled(scaled, outputs)
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+
+    def remember_unscaled(self, scaled: torch.Tensor, loss: torch.Tensor) -> None:
+        """A side table, not an attribute of the tensor: nothing of ours may be reachable
+        from a tensor the script keeps or saves."""
+        if len(self._unscaled) > 64:
+            self._unscaled = {k: v for k, v in self._unscaled.items() if v[0]() is not None}
+        self._unscaled[id(scaled)] = (weakref.ref(scaled), loss)
+
+    def _unscaled_loss(self, loss: torch.Tensor) -> torch.Tensor:
+        entry = self._unscaled.pop(id(loss), None)
+        if entry is not None and entry[0]() is loss:
+            return entry[1]
+        return loss
 
     def _patch_losses(self, plugin: RunPlugin) -> None:
         """Report every scalar value of the functional losses (nn.*Loss modules call them)."""
@@ -274,6 +279,7 @@ class Capture:
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches = []
+        self.hidden.uninstall()
 
     # ----------------------------------------------------------------------------------------
     # modules
@@ -369,12 +375,13 @@ class Capture:
         self._global_handles = []
         self._registration_handles = []
         self._depth = 0
+        hide = self.hidden.add
         self._root_handles = [
-            root.module.register_forward_pre_hook(self._root_pre) for root in self.roots
+            hide(root.module.register_forward_pre_hook(self._root_pre)) for root in self.roots
         ]
         if self.plugin is not None:
             self._root_handles += [
-                root.module.register_forward_hook(self._root_post, always_call=True)
+                hide(root.module.register_forward_hook(self._root_post, always_call=True))
                 for root in self.roots
             ]
 
@@ -573,9 +580,7 @@ class Capture:
             loss = tensors[0]
         if not isinstance(loss, torch.Tensor):
             return None
-        unscaled = getattr(loss, "_torchlint_unscaled", None)
-        if isinstance(unscaled, torch.Tensor):
-            loss = unscaled
+        loss = self._unscaled_loss(loss)
         first = self.backward_calls == 0
         self.backward_calls += 1
         if first:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import errno
 import faulthandler
 import json
 import os
@@ -126,6 +127,27 @@ def watch_parent(interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="torchlint-parent-watch", daemon=True).start()
 
 
+def _isolation_problem() -> str | None:
+    """Why the run's file writes are not isolated in this process (None: they are). The
+    launcher's `boot/sitecustomize.py` installs the redirection at start-up; a Python started
+    with -S or -I skips it, and then it is installed here."""
+    from torchlint.runtime.sandbox.install import active, install_from_environment
+
+    failed = os.environ.get("TORCHLINT_ISOLATION_FAILED")
+    not_run = "the script was not run"
+    if failed:
+        return f"torchlint could not isolate the run's file writes ({failed}); {not_run}"
+    try:
+        if active() is None and install_from_environment() is None:
+            return (
+                "torchlint's child process was started without its file isolation "
+                "(TORCHLINT_REDIRECT); the script was not run"
+            )
+    except Exception as exc:
+        return f"torchlint could not isolate the run's file writes ({exc!r}); {not_run}"
+    return None
+
+
 def _run(args: argparse.Namespace, events: Events) -> None:
     watch_parent()
     script = Path(args.script).resolve()
@@ -140,11 +162,18 @@ def _run(args: argparse.Namespace, events: Events) -> None:
     isolation = {
         "process": "child",
         "timeout_s": args.timeout,
-        "torch_save": "discarded",
         "working_directory": os.getcwd(),
         "environment": dict(CHECK_ENVIRONMENT),
-        "saves_discarded": [],
     }
+    problem = _isolation_problem()
+    if problem is not None:  # fail closed: the script never runs without its files isolated
+        from torchlint.runtime.results import envelope, error_info
+
+        result = envelope(args.check, "error", None, problem, None, {})
+        result["error"] = error_info("setup", problem)
+        result.update(script=str(script), argv=list(args.script_args), isolation=isolation)
+        events({"event": "result", "envelope": result})
+        return
     try:
         import torch  # noqa: F401
     except ImportError as exc:
@@ -208,20 +237,27 @@ def _run_script(
         )
     except BaseException as exc:
         traceback.print_exception(exc)  # to the script's stderr, as Python itself would
+        from torchlint.runtime.blame import torchlint_fault
+
         oom = is_out_of_memory(exc)
         tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]
+        message = f"{type(exc).__name__}: {exc}".strip()[:2000]
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            message += (
+                " (the run writes into its scratch folder "
+                f"{os.path.dirname(os.environ.get('TMPDIR') or '.')}: set TMPDIR to a folder "
+                "on a larger disk before starting torchlint)"
+            )
         outcome = Outcome(
             "crash",
-            message=f"{type(exc).__name__}: {exc}".strip()[:2000],
+            message=message,
             site=capture.finder.find_in_traceback(exc.__traceback__),
             oom=oom,
             traceback_tail=tail,
+            torchlint_fault=torchlint_fault(exc),
         )
     finally:
         capture.uninstall()
-    isolation["saves_discarded"] = [
-        {**site.to_json(), "count": count} for site, count in capture.saves_discarded.items()
-    ]
     return build_envelope(
         capture,
         outcome,

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
+from torchlint.runtime.sandbox.scratch import check_keep_folder
 
 
 class RunUsageError(Exception):
@@ -22,6 +23,9 @@ def request_from(args: argparse.Namespace) -> RunRequest:
         raise RunUsageError("--steps must be at least 1")
     if args.timeout <= 0:
         raise RunUsageError("--timeout must be positive")
+    keep = Path(args.keep_outputs).resolve() if args.keep_outputs else None
+    if keep is not None and (problem := check_keep_folder(keep)) is not None:
+        raise RunUsageError(f"--keep-outputs: {problem}")
     script_args = list(args.script_args or [])
     options = check_options(args)
     ranks = args.nproc_per_node
@@ -41,6 +45,8 @@ def request_from(args: argparse.Namespace) -> RunRequest:
         echo_output=sys.stderr if args.show_output else None,
         options=options,
         nproc_per_node=ranks or 1,
+        isolation=args.isolation,
+        keep_outputs=keep,
     )
 
 

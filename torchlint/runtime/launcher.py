@@ -29,6 +29,8 @@ from typing import IO, Any
 
 from torchlint.runtime.child import CHECK_ENVIRONMENT
 from torchlint.runtime.results import envelope, error_info
+from torchlint.runtime.sandbox.namespace import UNAVAILABLE_EXIT
+from torchlint.runtime.sandbox.scratch import RunFiles, protected_folders
 from torchlint.runtime.sites import parse_traceback_dump
 
 OnEvent = Callable[[dict[str, Any]], None]
@@ -69,6 +71,11 @@ class RunRequest:
     #: check-specific options (profile: warmup, trace, sync; fit: epochs, limit_batches,
     #: plot; lr-find: lr_min, lr_max), passed to the child as JSON
     options: dict[str, Any] = field(default_factory=dict)
+    #: how the script's writes are kept away from the user's files: `auto` (an overlay mount
+    #: where the system allows one, else the in-process redirection), `overlay`, `redirect`
+    isolation: str = "auto"
+    #: a new or empty folder that receives a copy of every file the run wrote
+    keep_outputs: Path | None = None
 
     @property
     def step_count(self) -> int:
@@ -259,11 +266,14 @@ def processes_of_run(run_id: str) -> list[int]:
     return found
 
 
-def _child_env(run_id: str) -> dict[str, str]:
+def _child_env(run_id: str, files: RunFiles) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("TORCHLINT_ISOLATION_FAILED", None)
     env[RUN_ID_VARIABLE] = run_id
+    env.update(files.environment())
     package_parent = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH", "")) if p)
+    paths = (files.boot_path(), package_parent, env.get("PYTHONPATH", ""))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"
     return env
@@ -277,96 +287,133 @@ def run_check(
     """Run one check in a child process and return its envelope. Never raises for anything the
     script does; a child that does not report (crash of the interpreter, kill, timeout,
     `os._exit`) gets an envelope built here."""
-    script = request.script.resolve()
     started = time.monotonic()
+    cwd = request.cwd if request.cwd is not None else Path.cwd()
+    folder = Path(tempfile.mkdtemp(prefix="tl-run-"))  # short: AF_UNIX paths are made inside
+    files = RunFiles(folder, request.isolation)
+    try:
+        result = _run_in(request, files, cwd, started, on_event, cancel)
+        files.deliver(result)
+        kept = request.keep_outputs
+        if kept is not None:
+            files.keep(kept, cwd)
+        isolation = result.get("isolation")
+        if not isinstance(isolation, dict):
+            isolation = result["isolation"] = _isolation(request, cwd)
+        isolation["files"] = files.summary(cwd, kept)
+        return result
+    finally:
+        files.remove()
+
+
+def _run_in(
+    request: RunRequest,
+    files: RunFiles,
+    cwd: Path,
+    started: float,
+    on_event: OnEvent | None,
+    cancel: threading.Event | None,
+) -> dict[str, Any]:
+    """One run of the child, in the scratch folder `files`; its envelope."""
+    script = request.script.resolve()
     timeout = max(1.0, float(request.timeout_s))
     ranks = max(1, int(request.nproc_per_node))
     run_id = uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="torchlint-run-") as scratch:
-        folder = Path(scratch)
-        dump = folder / ("stacks-{rank}.txt" if ranks > 1 else "stacks.txt")
-        read_fd, write_fd = os.pipe()
-        child = [
-            "torchlint.runtime.child",
-            "--check",
-            request.check,
-            "--steps",
-            str(request.step_count),
-            "--options",
-            json.dumps(request.options),
-            "--timeout",
-            str(timeout),
-            "--hang-dump",
-            str(dump),
-            "--dump-after",
-            str(max(0.5, timeout - min(2.0, timeout * 0.1))),
+    folder = files.root
+    dump = folder / ("stacks-{rank}.txt" if ranks > 1 else "stacks.txt")
+    read_fd, write_fd = os.pipe()
+    child = [
+        "torchlint.runtime.child",
+        "--check",
+        request.check,
+        "--steps",
+        str(request.step_count),
+        "--options",
+        json.dumps(files.deliverable_options(request.options)),
+        "--timeout",
+        str(timeout),
+        "--hang-dump",
+        str(dump),
+        "--dump-after",
+        str(max(0.5, timeout - min(2.0, timeout * 0.1))),
+    ]
+    if ranks > 1:  # PyTorch's own launcher starts one child per rank
+        command = [
+            request.python,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={ranks}",
+            "-m",
+            *child,
+            "--events-file",
+            str(folder / "events-{rank}.jsonl"),
         ]
-        if ranks > 1:  # PyTorch's own launcher starts one child per rank
-            command = [
-                request.python,
-                "-m",
-                "torch.distributed.run",
-                "--standalone",
-                f"--nproc-per-node={ranks}",
-                "-m",
-                *child,
-                "--events-file",
-                str(folder / "events-{rank}.jsonl"),
-            ]
-        else:
-            command = [request.python, "-m", *child, "--events-fd", str(write_fd)]
-        command += ["--script", str(script), "--", *request.args]
-        try:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
-                start_new_session=True,
-                cwd=str(request.cwd) if request.cwd is not None else None,
-                env=_child_env(run_id),
-            )
-        except OSError as exc:
-            os.close(read_fd)
-            os.close(write_fd)
-            return _parent_envelope(
-                request,
-                "error",
-                error_info("setup", f"could not start {request.python}: {exc}"),
-                f"{request.check}: could not start {request.python}: {exc}",
-                started,
-            )
+    else:
+        command = [request.python, "-m", *child, "--events-fd", str(write_fd)]
+    command += ["--script", str(script), "--", *request.args]
+    command = files.wrap(command, request.python, protected_folders(cwd, script))
+    try:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            start_new_session=True,
+            cwd=str(cwd),
+            env=_child_env(run_id, files),
+        )
+    except OSError as exc:
+        os.close(read_fd)
         os.close(write_fd)
-        assert process.stdout is not None and process.stderr is not None
-        events: _Events | _RankEvents
-        if ranks > 1:
-            os.close(read_fd)
-            events = _RankEvents(folder, ranks, on_event)
-        else:
-            events = _Events(read_fd, on_event)
-        output = _Output(process.stdout, process.stderr, request.echo_output)
-        deadline = started + timeout
-        ended = "exited"
-        while process.poll() is None:
-            if cancel is not None and cancel.is_set():
-                ended = "cancelled"
-                break
-            if time.monotonic() >= deadline:
-                ended = "timeout"
-                break
-            time.sleep(0.05)
-        _kill_group(process, run_id)  # the script's leftover workers and forks go with it
-        process.wait()
-        for reader in (events, output):
-            reader.join(2.0)
-        first_dump = Path(str(dump).replace("{rank}", "0"))
-        hang_text = first_dump.read_text("utf-8", "replace") if first_dump.exists() else ""
+        return _parent_envelope(
+            request,
+            "error",
+            error_info("setup", f"could not start {request.python}: {exc}"),
+            f"{request.check}: could not start {request.python}: {exc}",
+            started,
+        )
+    os.close(write_fd)
+    assert process.stdout is not None and process.stderr is not None
+    events: _Events | _RankEvents
+    if ranks > 1:
+        os.close(read_fd)
+        events = _RankEvents(folder, ranks, on_event)
+    else:
+        events = _Events(read_fd, on_event)
+    output = _Output(process.stdout, process.stderr, request.echo_output)
+    deadline = started + timeout
+    ended = "exited"
+    while process.poll() is None:
+        if cancel is not None and cancel.is_set():
+            ended = "cancelled"
+            break
+        if time.monotonic() >= deadline:
+            ended = "timeout"
+            break
+        time.sleep(0.05)
+    _kill_group(process, run_id)  # the script's leftover workers and forks go with it
+    process.wait()
+    for reader in (events, output):
+        reader.join(2.0)
+    first_dump = Path(str(dump).replace("{rank}", "0"))
+    hang_text = first_dump.read_text("utf-8", "replace") if first_dump.exists() else ""
 
     result = events.result
     if result is not None and ended == "exited":
         _fill_tail(result, output)
         return result
+    if ended == "exited" and process.returncode == UNAVAILABLE_EXIT and result is None:
+        reason = files.status().get("reason") or "unknown"
+        message = f"overlay isolation is not available here ({reason}); the script was not run"
+        return _parent_envelope(
+            request,
+            "error",
+            error_info("setup", message, None, process.returncode, output.last(REPORTED_TAIL)),
+            f"{request.check}: {message}",
+            started,
+        )
     return _failure_envelope(request, ended, process.returncode, events, output, hang_text, started)
 
 
@@ -391,18 +438,20 @@ def _parent_envelope(
         script=str(request.script.resolve()),
         argv=list(request.args),
         duration_s=round(time.monotonic() - started, 3),
-        isolation={
-            "process": "child",
-            "timeout_s": float(request.timeout_s),
-            "torch_save": "discarded",
-            "working_directory": str(request.cwd or Path.cwd()),
-            "environment": dict(CHECK_ENVIRONMENT),
-            "saves_discarded": [],
-        },
+        isolation=_isolation(request, request.cwd or Path.cwd()),
         error=error,
         diagnostics=diagnostics or [],
     )
     return result
+
+
+def _isolation(request: RunRequest, cwd: Path) -> dict[str, Any]:
+    return {
+        "process": "child",
+        "timeout_s": float(request.timeout_s),
+        "working_directory": str(cwd),
+        "environment": dict(CHECK_ENVIRONMENT),
+    }
 
 
 def main_thread_stack(dump: str, limit: int = 12) -> list[str]:

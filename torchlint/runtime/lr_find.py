@@ -6,8 +6,9 @@ so the sweep wins), every param group's learning rate is set to
 the step, so its scheduler keeps its course and the envelope shows the script's lr. The loss of
 each step (the first loss passed to `backward()` in it) is read once per step, smoothed
 exponentially (beta 0.98, bias-corrected), and the sweep stops when the smoothed loss exceeds 4x
-its minimum or the loss is not finite. The child process ends after the sweep and `torch.save`
-wrote nothing, so the user's model and checkpoints are untouched.
+its minimum or the loss is not finite. The child process ends after the sweep, and whatever
+the script saved went to the run's scratch folder (sandbox/), so the user's model and
+checkpoints are untouched.
 
 The suggestion is the lr at the steepest descent of the smoothed loss against log lr (the first
 10% of the steps and everything after the loss's minimum left out), with the lr at the minimum

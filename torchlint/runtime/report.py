@@ -130,6 +130,10 @@ _CRASH_ADVICE = (
     "Make the script run on its own first (`python SCRIPT`): the output above shows where it "
     "stopped, and `--show-output` passes everything it prints through."
 )
+_OUR_FAULT_ADVICE = (
+    "This is a fault of torchlint, not of the script: please report it with the output of "
+    "`--output-format json`. `--isolation redirect` or `--isolation overlay` may avoid it."
+)
 _NAN_ADVICE = (
     "Check the learning rate, invalid values in the data (log of 0, division by 0), and "
     "exploding gradients (`torchlint run grads` finds the first non-finite one)."
@@ -1018,7 +1022,10 @@ def _fallback_actions(envelope: Mapping[str, Any]) -> list[tuple[str, str]]:
         return [(_FAIL_ADVICE, "")]
     if verdict == "nan":
         return [(_NAN_ADVICE, "")]
-    if _dict(envelope.get("error")).get("kind") in ("crash", "exit", "exception"):
+    kind = _dict(envelope.get("error")).get("kind")
+    if kind == "torchlint":
+        return [(_OUR_FAULT_ADVICE, "")]
+    if kind in ("crash", "exit", "exception"):
         return [(_CRASH_ADVICE, "")]
     return []
 
@@ -1094,15 +1101,29 @@ def isolation_line(isolation: Mapping[str, Any], glyphs: Glyphs) -> str:
     env = _dict(isolation.get("environment"))
     if env:
         text += " with " + " ".join(f"{k}={v}" for k, v in env.items())
-    saves = [_site(s) or "?" for s in _list(isolation.get("saves_discarded"))]
-    if saves:
-        counts: dict[str, int] = {}
-        for where in saves:
-            counts[where] = counts.get(where, 0) + 1
-        listed = ", ".join(
-            f"{where} x{n}" if n > 1 else where for where, n in list(counts.items())[:3]
-        ) + (f", {glyphs.ellipsis}" if len(counts) > 3 else "")
-        text += f"; torch.save calls discarded ({len(saves)}: {listed})"
-    elif isolation.get("torch_save") == "discarded":
-        text += "; torch.save calls are discarded"
+    files = _dict(isolation.get("files"))
+    if files:
+        text += "; " + files_line(files, glyphs)
+    return text
+
+
+def files_line(files: Mapping[str, Any], glyphs: Glyphs) -> str:
+    """What the run wrote and where it went: no file the user had was changed."""
+    how = (
+        "overlay mounts"
+        if files.get("mechanism") == "overlay"
+        else "redirection in the script's Python processes"
+    )
+    written = [_text(_dict(w).get("path")) or "?" for w in _list(files.get("written"))]
+    count = _count(files.get("written_count")) or len(written)
+    kept = _text(files.get("kept_in"))
+    if count:
+        names = ", ".join(written[:3]) + (f", {glyphs.ellipsis}" if count > 3 else "")
+        text = f"{count} file{'s' if count != 1 else ''} written ({names}) went to a scratch "
+        text += f"folder ({how}), " + (f"kept in {kept}" if kept else "removed at the end")
+    else:
+        text = f"no file written (writes isolated by {how})"
+    deleted = _count(files.get("deleted_count")) or 0
+    if deleted:
+        text += f"; {deleted} deletion{'s' if deleted != 1 else ''} of your files not applied"
     return text

@@ -3,7 +3,7 @@
 This module never imports torch, so a report can be read (or an error envelope written) on a
 machine without it. Every check serialises to one envelope::
 
-    {"schema_version": 1, "check": "overfit" | "grads",
+    {"schema_version": 2, "check": "overfit" | "grads",
      "status": "completed" | "capture_failed" | "error" | "timeout",
      "verdict": ..., "summary": "<one line>",
      "script": ..., "argv": [...], "duration_s": ..., "isolation": {...},
@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 OverfitVerdict = Literal["pass", "fail", "nan"]
 GradVerdict = Literal["healthy", "problems"]
