@@ -161,6 +161,7 @@ def _analyze(
         positions,
         filename,
         selection.target_torch,
+        selection.torch_floor,
         project=project,
         file_context=context,
     )

@@ -23,6 +23,8 @@ DEVICE_SYNCS = {"torch.cuda.synchronize", "torch.cuda.empty_cache"}
 
 
 TIMERS = {"time.time", "time.perf_counter", "time.monotonic", "time.process_time", "timeit"}
+# A library function named like a clock read (`time_sync()`, `timer()`, `tic()`).
+TIMER_NAME = re.compile(r"(^|_)(time|timer|timestamp|tic|toc|clock)(_sync|_synchronized)?$")
 
 
 HOST_CONSTRUCTORS = {

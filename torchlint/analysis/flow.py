@@ -144,6 +144,26 @@ class Flow:
             return self.project.method_scope(target.cls, method)
         return None
 
+    def runs(self, value: Value | None, binding: Binding = NO_BINDING) -> Scope | None:
+        """What calling `value` runs: a function of this module, or the `__call__` (else the
+        `forward`) of an instance of a class of this module or of the project."""
+        target = self.resolve(value, binding)
+        if target.what is What.CALLABLE:
+            return target.scope
+        if target.what not in (What.INSTANCE, What.MODULE) or target.cls is None:
+            return None
+        cls = self.facts.classes.get(target.cls)
+        for method in ("__call__", "forward"):
+            if cls is not None:
+                found = self.facts.find_method(cls, method)
+            elif self.project is not None and "." in target.cls:
+                found = self.project.method_scope(target.cls, method)
+            else:
+                found = None
+            if found is not None:
+                return found
+        return None
+
     # --- what a function gives -----------------------------------------------------------
 
     def _returns(self, scope: Scope | None, binding: Binding, depth: int) -> Value:

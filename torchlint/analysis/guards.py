@@ -1,8 +1,13 @@
-"""How often a branch runs, judged from the shape of its condition alone."""
+"""How often a branch runs, judged from its condition: a step counter (`step % n == 0`, a
+periodic predicate such as `should_log(step)` or a flag assigned from one) makes it *periodic*;
+values the loop never changes (configuration, `args.loss == "wgan-gp"`) make it *loop-invariant*
+(it runs on every iteration or on none); a rank test makes it rank-dependent; anything else is
+data-dependent."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -12,13 +17,32 @@ from torchlint.analysis.names import dotted, expr_text
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 
 
-def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
-    """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
+# What a name or a call in a condition stands for: the expression a flag was assigned
+# (`log_now = step % 10 == 0`), or what a predicate function returns (`return step % n == 0`).
+Definition = Callable[[cst.BaseExpression], cst.BaseExpression | None]
+
+
+def _no_definition(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    return None
+
+
+def classify_guard(
+    test: cst.BaseExpression,
+    negated: bool,
+    definition: Definition = _no_definition,
+    depth: int = 0,
+) -> GuardKind:
+    """How often a branch under `test` (or under `not test`) runs. `definition` gives what a
+    name or call in the test stands for, when the module shows it."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return classify_guard(test.expression, not negated)
+        return classify_guard(test.expression, not negated, definition, depth)
+    if depth < 3 and isinstance(test, cst.Name | cst.Attribute | cst.Call):
+        defined = definition(test)
+        if defined is not None:
+            return classify_guard(defined, negated, definition, depth + 1)
     if type(test) is cst.BooleanOperation:
-        left = classify_guard(test.left, negated)
-        right = classify_guard(test.right, negated)
+        left = classify_guard(test.left, negated, definition, depth)
+        right = classify_guard(test.right, negated, definition, depth)
         conjunction = (type(test.operator) is cst.And) != negated  # De Morgan
         kinds = {left, right}
         if conjunction:
@@ -35,6 +59,10 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         lhs, rhs = test.left, test.comparisons[0].comparator
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
+        if isinstance(op, cst.Equal | cst.NotEqual | cst.In | cst.NotIn) and (
+            _is_text(lhs) or _is_text(rhs)
+        ):
+            return GuardKind.CONFIG  # `args.loss == "wgan-gp"`, `mode in ("train", "val")`
         is_mod = type(lhs) is cst.BinaryOperation and type(lhs.operator) is cst.Modulo
         if type(op) is cst.Equal:
             return GuardKind.PERIODIC if not negated else GuardKind.OTHER
@@ -51,7 +79,7 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
                 return GuardKind.PERIODIC
             return GuardKind.CONFIG
         if isinstance(op, cst.IsNot | cst.Is) and type(rhs) is cst.Name and rhs.value == "None":
-            return GuardKind.CONFIG if (type(op) is cst.IsNot) != negated else GuardKind.OTHER
+            return GuardKind.CONFIG  # `if writer is not None:`, `if plugin is None:`
         return GuardKind.OTHER
     if isinstance(test, cst.Name | cst.Attribute | cst.Call):
         if _mentions_rank(test):
@@ -63,6 +91,8 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         callee = (dotted(test.func) or "") if type(test) is cst.Call else ""
         if callee.endswith(("is_available", "is_initialized")):
             return GuardKind.CONFIG if not negated else GuardKind.OTHER  # set for the whole run
+        if _PERIODIC_FLAG.fullmatch(callee.rsplit(".", 1)[-1]):
+            return GuardKind.PERIODIC if not negated else GuardKind.OTHER  # `should_log(step)`
     return GuardKind.OTHER
 
 
@@ -72,9 +102,24 @@ _PERIODIC_FLAG = re.compile(r"should_\w+|sync_gradients|is_\w+_step|\w+_now|do_\
 _COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
 
 
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string, or a tuple / list of them (`("adam", "adamw")`)."""
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return True
+    if isinstance(node, cst.Tuple | cst.List | cst.Set) and node.elements:
+        return all(_is_text(e.value) for e in node.elements)
+    return False
+
+
 def _is_counter(node: cst.BaseExpression) -> bool:
     text = dotted(node)
-    return text is not None and bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
+    return text is not None and is_counter_name(text)
+
+
+def is_counter_name(text: str) -> bool:
+    """`step`, `self.global_step`, `epoch`, `i`: a step counter (its thresholds, warm-up and
+    resume-skip tests, hold on most iterations whatever the loop does to it)."""
+    return bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
 
 
 def _guard_rank(kind: GuardKind) -> int:

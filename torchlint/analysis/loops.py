@@ -4,7 +4,7 @@ receivers renamed into the loop's own terms through the arguments of each call."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import libcst as cst
@@ -42,6 +42,12 @@ class IterEvent:
     index: int
     # The values of the parameters of the calls through which the loop reaches the event.
     binding: Binding
+    # BACKWARD: the modules the loss was computed by, in the loop's terms.
+    reach: frozenset[str] = frozenset()
+    # The receiver is an object a function the loop calls makes for itself (a model that
+    # `evaluate()` loads, a model that each `train()` of a hyper-parameter search builds):
+    # not one of the loop's own objects, even when the names agree.
+    local: bool = False
 
     @cached_property
     def depth(self) -> int:
@@ -127,6 +133,7 @@ class IterEvent:
 class LoopModel:
     loop: LoopFrame
     events: list[IterEvent]
+    memo: dict[str, object] = field(default_factory=dict)  # derived facts, computed once
 
     def of(self, *kinds: Kind) -> list[IterEvent]:
         return [e for e in self.events if e.kind in kinds]
@@ -196,6 +203,7 @@ class LoopModels:
                     (loop.scope, callee),
                     loop,
                     bind_call(event, callee, self.roles.flow),
+                    frozenset(),
                 )
         return LoopModel(loop, events)
 
@@ -210,9 +218,22 @@ class LoopModels:
         stack: tuple[Scope, ...],
         loop: LoopFrame,
         values: Binding,
+        local_params: frozenset[str],
     ) -> None:
+        """Add the events of `scope`, called from the loop, in the loop's terms.
+        `local_params` are the parameters bound to objects local to a function between the
+        loop and `scope`."""
         if len(stack) > MAX_CALL_DEPTH:
             return
+
+        def is_local(text: str | None) -> bool:
+            root = text.split(".", 1)[0].split("[", 1)[0] if text else ""
+            if root in binding:
+                return root in local_params
+            if root in scope.params and root != "self":
+                return True  # passed as an expression (`model=load(path)`): not a loop name
+            return root != "self" and root in scope.bound
+
         for event in scope.events:
             if len(out) >= MAX_EVENTS_PER_LOOP:
                 return
@@ -221,10 +242,15 @@ class LoopModels:
             is_tensor = event.subject_is_tensor
             if is_tensor is None and event.subject is not None:
                 is_tensor = True if event.subject in tensor_params else None
-            self._add(out, event, frames, receiver, site, is_tensor, loop, values)
+            reach = frozenset(rebind(t, binding) for t in event.reach) if event.reach else None
+            self._add(
+                out, event, frames, receiver, site, is_tensor, loop, values, reach,
+                is_local(event.receiver),
+            )  # fmt: skip
             callee = self.callee_of(event, values)
             if event.kind is Kind.CALL and callee is not None and callee not in stack:
-                inner = call_binding(event, callee)
+                inner_texts = call_binding(event, callee)
+                inner = dict(inner_texts)
                 inner = {k: rebind(v, binding) for k, v in inner.items()}
                 inner_tensors = set(event.tensor_params)
                 params = list(callee.params)
@@ -241,6 +267,9 @@ class LoopModels:
                     (*stack, callee),
                     loop,
                     bind_call(event, callee, self.roles.flow, values),
+                    frozenset(
+                        p for p, text in call_binding(event, callee).items() if is_local(text)
+                    ),
                 )
 
     def _add(
@@ -253,6 +282,8 @@ class LoopModels:
         is_tensor: bool | None,
         loop: LoopFrame,
         values: Binding = NO_BINDING,
+        reach: frozenset[str] | None = None,
+        local: bool = False,
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
@@ -265,7 +296,20 @@ class LoopModels:
                 kind = Kind.STEP
             elif role == "scheduler":
                 kind = Kind.SCHEDULER_STEP
-        out.append(IterEvent(event, kind, frames, receiver, site, is_tensor, len(out), values))
+        out.append(
+            IterEvent(
+                event,
+                kind,
+                frames,
+                receiver,
+                site,
+                is_tensor,
+                len(out),
+                values,
+                event.reach if reach is None else reach,
+                local,
+            )
+        )
 
     def callee_of(self, event: Event, values: Binding) -> Scope | None:
         """What a call runs: the function or method it names, else, for a call of an object

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
+    from torchlint.analysis.names import ImportTable
     from torchlint.analysis.protocol import Origin
     from torchlint.analysis.values import Value
 
@@ -77,16 +78,26 @@ class LoopFrame:
         return f"for-loop over `{self.iter_text}`" if self.iter_text else "while-loop"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class GuardFrame:
+    """A branch of an `if` (or `except`, `case`). Its kind is first judged from the test; a
+    flag-like test that reads a name its loop assigns is then data-dependent, not
+    loop-invariant (the walker revises `kind` when the loop ends)."""
+
     node: cst.CSTNode  # the `if` (or `except`, `case`) deciding this branch
     branch: int  # 0: the body, 1: the else branch (or the code after `if cond: continue`)
     kind: GuardKind
     condition: str = ""  # the test as written: two `if use_amp:` blocks branch together
+    reads: frozenset[str] = frozenset()  # the names (dotted) the test reads
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class WithFrame:
+    """A `with` item, or a decorator. A decorator of the project that may apply `no_grad`
+    (`@smart_inference_mode()`) is kept as OTHER during the walk, and set to NO_GRAD by
+    resolution once the project's functions are known (the frames are shared by every event
+    path, so the change reaches them all)."""
+
     node: cst.CSTNode  # the `with` statement or the decorator
     kind: WithKind
     text: str  # the context expression as written
@@ -145,6 +156,8 @@ class Event:
     # The object the receiver holds where the event happens (`optimizer` in `optimizer.step()`,
     # the callee of a call), and for calls the values of the arguments: see values.py.
     obj: Value | None = None
+    # BACKWARD: the modules whose calls computed the loss (see Value.reach).
+    reach: frozenset[str] = frozenset()
     arg_values: tuple[Value, ...] = ()
     kwarg_values: tuple[tuple[str, Value], ...] = ()
 
@@ -208,6 +221,17 @@ class Scope:
     # The objects each `return` gives, and the defaults of parameters (see values.py).
     return_values: list[Value] = field(default_factory=list)
     param_defaults: dict[str, Value] = field(default_factory=dict)
+    # What each `return` returns, and whether gradients are off there (for decorators that
+    # wrap a function: `return torch.no_grad()(fn)`, `with torch.no_grad(): return fn(*a)`).
+    return_nodes: list[cst.BaseExpression] = field(default_factory=list)
+    return_no_grad: list[bool] = field(default_factory=list)
+    imports: ImportTable | None = None  # module scopes: the module's imports
+    # Functions: the names they bind themselves (not parameters): objects of their own.
+    bound: frozenset[str] = frozenset()
+    # The modules the returned tensors were computed by, as written in the function, and
+    # whether each return carries the autograd graph (True / False / None: unknown).
+    return_reach: frozenset[str] = frozenset()
+    return_graphs: list[bool | None] = field(default_factory=list)
 
     @property
     def returns_softmax(self) -> str | None:
@@ -221,6 +245,14 @@ class Scope:
     @property
     def is_module(self) -> bool:
         return self.parent is None
+
+    @property
+    def module_imports(self) -> ImportTable | None:
+        """The imports of the module this scope belongs to."""
+        scope: Scope | None = self
+        while scope is not None and scope.parent is not None:
+            scope = scope.parent
+        return scope.imports if scope is not None else None
 
     @property
     def display_name(self) -> str:

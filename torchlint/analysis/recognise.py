@@ -21,6 +21,7 @@ from torchlint.analysis.apis import (
     RETURNS_SELF,
     STREAMING,
     SYNC_METHODS,
+    TIMER_NAME,
     TIMERS,
     constructor_role,
 )
@@ -169,6 +170,7 @@ class CallRecogniser:
             for loop, names in zip(loops, self.walk.loop_assigned, strict=False)
             if target in names
         )
+        producer = self.producer_of(value)
         self.walk.event(
             Kind.ACCUMULATE,
             node,
@@ -176,7 +178,9 @@ class CallRecogniser:
             subject=root_name(value),
             value=value,
             reset_in=reset_in,
-            producer=self.producer_of(value),
+            producer=producer,
+            # what computed it, when it is called directly (`total += loss_fn(out, y)`)
+            obj=self.walk.values.object_of(value.func) if type(value) is cst.Call else None,
         )
 
     def producer_of(self, value: cst.BaseExpression) -> str | None:
@@ -340,7 +344,11 @@ class CallRecogniser:
             self.walk.event(Kind.CLIP, node, method=qual.rsplit(".", 1)[-1])
         elif qual in DEVICE_SYNCS:
             self.walk.event(Kind.DEVICE_SYNC, node, method=qual.rsplit(".", 1)[-1])
-        elif qual in TIMERS or qual.startswith("torch.cuda.Event"):
+        elif (
+            qual in TIMERS
+            or qual.startswith("torch.cuda.Event")
+            or TIMER_NAME.search(qual.rsplit(".", 1)[-1])
+        ):
             self.walk.event(Kind.TIMING, node, method=qual)
         elif qual in ("torch.nn.functional.cross_entropy",):
             self.cross_entropy_input(node)
@@ -482,48 +490,39 @@ class CallRecogniser:
     def backward(
         self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str
     ) -> None:
+        """`loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`: one
+        BACKWARD event, with the loss (what it was computed from) and how it is scaled."""
+        values = self.walk.values
+        via, scaler = "tensor", None
+        loss: cst.BaseExpression | None = receiver_node
         if type(receiver_node) is cst.Call and method_name(receiver_node) == "scale":
             scaler = expr_text(receiver_node.func.value)  # type: ignore[attr-defined]
             if self.walk.is_scaler(scaler):
+                via = "scaled"
                 loss = receiver_node.args[0].value if receiver_node.args else None
-                self.walk.event(
-                    Kind.BACKWARD,
-                    node,
-                    receiver=receiver,
-                    method=method,
-                    via="scaled",
-                    scaler=scaler,
-                    subject=root_name(loss) if loss is not None else None,
-                    subject_no_grad=loss is not None
-                    and self.walk.values.no_grad_name(root_name(loss)),
-                )
-                return
-        if self.walk.values.is_scaled(receiver):
-            self.walk.event(Kind.BACKWARD, node, receiver=receiver, method=method, via="scaled")
-            return
-        if method == "manual_backward" or (node.args and looks_like_framework(receiver)):
-            subject = node.args[0].value if node.args else None
-            self.walk.event(
-                Kind.BACKWARD,
-                node,
-                receiver=receiver,
-                method=method,
-                via="framework",
-                subject=root_name(subject) if subject is not None else None,
-            )
-            return
-        root = root_name(receiver_node)
+            else:
+                scaler = None
+        if via == "tensor" and values.is_scaled(receiver):
+            via, loss = "scaled", None  # `scaled = scaler.scale(loss)`, then `scaled.backward()`
+        elif via == "tensor" and (
+            method == "manual_backward" or (node.args and looks_like_framework(receiver))
+        ):
+            via = "framework"
+            loss = node.args[0].value if node.args else None
+        root = root_name(loss) if loss is not None else None
         self.walk.event(
             Kind.BACKWARD,
             node,
             receiver=receiver,
             method=method,
-            via="tensor",
+            via=via,
+            scaler=scaler,
             subject=root,
-            subject_no_grad=self.walk.values.no_grad_name(root),
+            subject_no_grad=via != "framework" and values.no_grad_name(root),
+            reach=values.reach_of(loss if loss is not None else receiver_node),
         )
-        if root is not None:
-            self.walk.values.mark_backward(root)
+        if via == "tensor" and root is not None:
+            values.mark_backward(root)
 
     def step(self, node: cst.Call, receiver: str) -> None:
         if self.walk.is_scaler(receiver):

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+import libcst as cst
+
+from torchlint.analysis.apis import NO_GRAD_FUNCTIONS
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.flow import NO_BINDING, Binding, Flow
-from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope
+from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope, WithKind
 from torchlint.analysis.names import (
     looks_like_optimizer,
     looks_like_scaler,
@@ -94,6 +97,15 @@ _ROLE_OF = {
 def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
     roles = Roles(facts, Flow(facts, project))
     for scope in facts.scopes:
+        for frame in scope.decorators:
+            node = frame.node
+            if (
+                frame.kind is WithKind.OTHER
+                and type(node) is cst.Decorator
+                and applies_no_grad(node.decorator, scope.parent or scope, facts, project)
+            ):
+                frame.kind = WithKind.NO_GRAD  # `@smart_inference_mode()`
+    for scope in facts.scopes:
         for event in scope.events:
             if event.kind is Kind.MAYBE_STEP:
                 _classify_step(event, roles)
@@ -104,6 +116,75 @@ def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
                 elif project is not None:
                     event.external = _external_callee(event, facts, project)
     return roles
+
+
+def applies_no_grad(
+    expr: cst.BaseExpression,
+    where: Scope,
+    facts: ModuleFacts,
+    project: ProjectView | None,
+    depth: int = 0,
+) -> bool:
+    """Whether the decorator `expr` (written in `where`) turns gradients off for the function
+    it decorates: `torch.no_grad()` itself, or a function of this module or the project that
+    returns one (`(torch.inference_mode if new else torch.no_grad)()(fn)`), returns a wrapper
+    that calls the function under one, or is such a factory's result."""
+    if depth > 4:
+        return False
+    imports = where.module_imports or facts.imports
+    if type(expr) is cst.IfExp:
+        return applies_no_grad(expr.body, where, facts, project, depth + 1) and applies_no_grad(
+            expr.orelse, where, facts, project, depth + 1
+        )
+    func = expr.func if type(expr) is cst.Call else expr
+    qual = imports.qualify(func)
+    if qual in NO_GRAD_FUNCTIONS:
+        return True
+    if type(expr) is cst.Call and isinstance(expr.func, cst.Call | cst.IfExp):
+        return applies_no_grad(expr.func, where, facts, project, depth + 1)  # `no_grad()(fn)`
+    function = _function_named(func, where, facts, project, qual)
+    if function is None or not function.return_nodes:
+        return False
+    if all(function.return_no_grad):
+        return True  # `with torch.no_grad(): return fn(*args)`
+    for returned in function.return_nodes:
+        inner = function.local_defs.get(returned.value) if type(returned) is cst.Name else None
+        if inner is not None and inner.return_nodes and all(inner.return_no_grad):
+            return True
+        target = inner if inner is not None else function
+        nodes = inner.return_nodes if inner is not None else [returned]
+        if any(applies_no_grad(n, target, facts, project, depth + 1) for n in nodes):
+            return True
+    return False
+
+
+def _function_named(
+    func: cst.BaseExpression,
+    where: Scope,
+    facts: ModuleFacts,
+    project: ProjectView | None,
+    qual: str | None,
+) -> Scope | None:
+    """The function `func` names in `where`: a local or module function, or (for a scope of
+    the module being resolved) a function of another project file it imports."""
+    ours = _module_of(where) is facts.module_scope
+    if type(func) is cst.Name:
+        current: Scope | None = where
+        while current is not None:
+            if func.value in current.local_defs:
+                return current.local_defs[func.value]
+            current = current.parent
+        if ours and func.value in facts.functions:
+            return facts.functions[func.value]
+    if ours and qual is not None and project is not None and project.is_project(qual):
+        return project.function_scope(qual)
+    return None
+
+
+def _module_of(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
 
 
 def _external_callee(

@@ -11,6 +11,7 @@ from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import (
     Event,
     Frame,
+    GuardFrame,
     Kind,
     LoopFrame,
     Scope,
@@ -67,9 +68,18 @@ def may_clear(e: IterEvent, roles: Roles) -> bool:
     return False
 
 
-def scope_may_step(scope: Scope, roles: Roles, outside: LoopFrame | None = None) -> bool:
-    """Whether `scope` (outside `outside`, when given) or a function it calls may step."""
+def scope_may_step(
+    scope: Scope, roles: Roles, outside: LoopFrame | None = None, named: str | None = None
+) -> bool:
+    """Whether `scope` (outside `outside`, when given) or a function it calls may step (the
+    optimizer written `named`, when given)."""
     seen: set[int] = set()
+
+    def steps(event: Event) -> bool:
+        if named is None or event.kind is Kind.GRAD_READ:
+            return True
+        receiver = (event.receiver or "").removeprefix("self.")
+        return receiver == named or (event.kind is Kind.MAYBE_STEP and not event.receiver)
 
     def visit(current: Scope, depth: int) -> bool:
         if id(current) in seen or depth > 4:
@@ -78,7 +88,7 @@ def scope_may_step(scope: Scope, roles: Roles, outside: LoopFrame | None = None)
         for event in current.events:
             if outside is not None and current is scope and outside in event.path:
                 continue
-            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
+            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and steps(event):
                 return True
             if event.kind is Kind.CALL:
                 if event.callee is not None:
@@ -109,6 +119,8 @@ def clears_all_gradients(e: IterEvent, roles: Roles) -> bool:
         return False
     if e.event.method == "grad":  # `p.grad = None` inside `for p in X.parameters()`
         for frame in reversed(e.frames):
+            if isinstance(frame, GuardFrame):
+                return False  # `if "last_layer" in name: p.grad = None`: some of them only
             if isinstance(frame, LoopFrame) and frame.is_param_loop:
                 owner = frame.iter_text.rsplit(".", 1)[0]
                 return is_whole_model(owner) or "param_groups" in frame.iter_text
@@ -142,6 +154,21 @@ def _cleared_model(zero: IterEvent) -> str | None:
 
 def first(events: list[IterEvent], kind: Kind) -> IterEvent | None:
     return next((e for e in events if e.kind is kind), None)
+
+
+# Modules that are updated without backprop: an exponential moving average of the model, a
+# teacher, a momentum encoder, a DQN target network, SWA weights.
+_NOT_TRAINED = re.compile(
+    r"(^|[._])(ema|ema_\w+|\w+_ema|teacher\w*|target(_\w+)?|momentum\w*|shadow\w*|swa\w*|"
+    r"averaged\w*|frozen\w*)($|[._\[])",
+    re.IGNORECASE,
+)
+
+
+def not_trained(receiver: str) -> bool:
+    """Whether a module's name says that no optimizer trains it (`ema.ema`, `teacher`,
+    `target_network`, `model_ema`)."""
+    return bool(_NOT_TRAINED.search(strip_module_wrapper(receiver)))
 
 
 def forwards(model: LoopModel, receiver: str) -> bool:
@@ -199,6 +226,7 @@ __all__ = [
     "first",
     "forwards",
     "grad_disabled",
+    "is_opaque_call",
     "is_whole_model",
     "looks_like_optimizer",
     "may_clear",

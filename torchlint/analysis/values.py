@@ -153,6 +153,9 @@ class Value:
     scope: Scope | None = None  # CALLABLE: what it runs
     ref: Ref | None = None  # REF: what to resolve
     text: str | None = None  # the name it was first bound to, for messages and identity
+    # Tensors: the modules (as written) whose calls computed it, `{"critic"}` for
+    # `critic(fake.detach())`: the parameters a backward through it reaches.
+    reach: frozenset[str] = frozenset()
 
     @property
     def is_object(self) -> bool:
@@ -254,11 +257,14 @@ class Values:
         iterates = None
         if type(node) is cst.Call and dotted(node.func) == "iter" and node.args:
             iterates = dotted(node.args[0].value)
+        reach = self.reach_of(node) if graph is not False else frozenset()
         if obj is UNKNOWN:
             if not (device or host or no_grad or iterates or prob or producer or graph is not None):
                 return UNKNOWN
             what = What.TENSOR if device or host else What.UNKNOWN
-            return Value(what, device, graph, host, no_grad, prob, producer, iterates=iterates)
+            return Value(
+                what, device, graph, host, no_grad, prob, producer, iterates=iterates, reach=reach
+            )
         return Value(
             obj.what,
             device,
@@ -279,7 +285,53 @@ class Values:
             obj.scope,
             obj.ref,
             obj.text or text,
+            reach,
         )
+
+    def reach_of(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str]:
+        """The modules (as written) whose calls went into `node`: `{"model", "criterion"}` for
+        `criterion(model(x), y)`; detached parts reach nothing."""
+        kind = type(node)
+        if depth > 12:
+            return frozenset()
+        if kind is cst.Name or kind is cst.Attribute:
+            value = self.env.get(dotted(node) or "")
+            if value is not None:
+                return value.reach
+            if kind is cst.Attribute:
+                return self.reach_of(node.value, depth + 1)  # type: ignore[attr-defined]
+            return frozenset()
+        if kind is cst.Subscript:
+            return self.reach_of(node.value, depth + 1)  # type: ignore[attr-defined]
+        if kind is cst.BinaryOperation:
+            left = self.reach_of(node.left, depth + 1)  # type: ignore[attr-defined]
+            return left | self.reach_of(node.right, depth + 1)  # type: ignore[attr-defined]
+        if kind is cst.UnaryOperation:
+            return self.reach_of(node.expression, depth + 1)  # type: ignore[attr-defined]
+        if kind is not cst.Call:
+            return frozenset()
+        assert isinstance(node, cst.Call)
+        func = node.func
+        if type(func) is cst.Attribute and func.attr.value in DETACHING_METHODS:
+            return frozenset()
+        found: set[str] = set()
+        for arg in node.args:
+            found |= self.reach_of(arg.value, depth + 1)
+        callee = self.variable_call(node)
+        if callee is not None:
+            found.add(callee)
+        elif type(func) is cst.Attribute:
+            found |= self.reach_of(func.value, depth + 1)
+            receiver = self.object_of(func.value)
+            if receiver.what in (What.MODULE, What.INSTANCE):
+                text = dotted(func.value)
+                if text is not None:
+                    found.add(text)  # `model.encode(x)`
+        elif type(func) is cst.Name:
+            local = self.ns.resolve_local(func.value) or self.ns.resolve_function(func.value)
+            if local is not None and local.return_reach:
+                found |= _rebound(local, node)
+        return frozenset(found)
 
     def _derived_from_no_grad(self, node: cst.BaseExpression, graph: bool | None) -> bool:
         """`loss = F.cross_entropy(out, y)` where `out` came from under `no_grad`: no graph
@@ -824,6 +876,27 @@ def _owner(node: cst.Call, values: Values, depth: int) -> Value | None:
     if type(func) is cst.Attribute and func.attr.value in ("parameters", "named_parameters"):
         return values.object_of(func.value, depth + 1)
     return None
+
+
+def _rebound(callee: Scope, call: cst.Call) -> set[str]:
+    """What a function's returns reach, its parameters renamed to what `call` passes."""
+    binding = dict(
+        zip(callee.params, (a.value for a in call.args if a.keyword is None), strict=False)
+    )
+    binding.update((a.keyword.value, a.value) for a in call.args if a.keyword is not None)
+    found = set()
+    for text in callee.return_reach:
+        head, dot, rest = text.partition(".")
+        argument = binding.get(head)
+        if argument is not None:
+            written = dotted(argument)
+            if written is not None:
+                found.add(written + dot + rest)
+        elif head in callee.params:
+            continue  # a parameter the call does not pass
+        else:
+            found.add(text)  # a module-level model the function calls
+    return found
 
 
 def _requires_grad(node: cst.Call) -> bool:

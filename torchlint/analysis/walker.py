@@ -27,7 +27,7 @@ from torchlint.analysis.apis import (
 from torchlint.analysis.deprecations import ATTRIBUTE_NAMES as _API_ATTRIBUTES
 from torchlint.analysis.deprecations import BY_QUALNAME as _API_CHANGES
 from torchlint.analysis.facts import ApiUse, ModuleFacts
-from torchlint.analysis.guards import classify_guard
+from torchlint.analysis.guards import classify_guard, is_counter_name
 from torchlint.analysis.model import (
     ClassInfo,
     Event,
@@ -68,7 +68,7 @@ class Walker:
         self.module = parsed.module
         self.project = project
         self.imports = ImportTable(project.relative if project is not None else None)
-        root = Scope("<module>", "<module>", parsed.module, None)
+        root = Scope("<module>", "<module>", parsed.module, None, imports=self.imports)
         self.facts = ModuleFacts(parsed, self.imports, root, scopes=[root])
         self.scope = root
         self.frames: list[Frame] = []
@@ -76,9 +76,14 @@ class Walker:
         self.class_methods: dict[str, set[str]] = {}
         self.instances: dict[str, str] = {}  # receiver text -> project class name
         self.no_grad_functions: set[str] = set()  # `f` / `Class.m` decorated with no_grad
+        # For classifying guards: flags assigned a condition in the current scope, and what the
+        # module's one-line predicates (`Class.method` for methods) return.
+        self.flags: dict[str, cst.BaseExpression] = {}
+        self.predicates: dict[str, cst.BaseExpression] = {}
         self.top_names = self._prescan(parsed.module)
         self.values = Values(self)
         self.loop_assigned: list[set[str]] = []  # names assigned so far in each open loop
+        self.loop_guards: list[list[GuardFrame]] = []  # the guards of each open loop
         self.indents: list[str] = []
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
@@ -114,12 +119,17 @@ class Walker:
                 names.add(stmt.name.value)
             if type(stmt) is cst.FunctionDef and self._disables_grad(stmt):
                 self.no_grad_functions.add(stmt.name.value)
+            if type(stmt) is cst.FunctionDef:
+                _add_predicate(self.predicates, stmt.name.value, stmt)
             if type(stmt) is cst.ClassDef:
                 methods = [s for s in stmt.body.body if type(s) is cst.FunctionDef]
                 self.class_methods[stmt.name.value] = {m.name.value for m in methods}
                 for method in methods:
                     if self._disables_grad(method):
                         self.no_grad_functions.add(f"{stmt.name.value}.{method.name.value}")
+                    _add_predicate(
+                        self.predicates, f"{stmt.name.value}.{method.name.value}", method
+                    )
         return names
 
     def _disables_grad(self, node: cst.FunctionDef) -> bool:
@@ -214,12 +224,11 @@ class Walker:
                 # compound statements: their rows come from `ast` (see positions.py)
                 self.anchors[id(stmt)] = Anchor(stmt, tuple(self.indents), self.top)
             self.stmt(stmt)
-            if type(stmt) is cst.If and stmt.orelse is None and _ends_with_continue(stmt.body):
-                # `if cond: continue` -- what follows runs only when `cond` is false. (After
-                # `if cond: break`, the rest still runs on every iteration until the last.)
-                self.frames.append(
-                    GuardFrame(stmt, 1, classify_guard(stmt.test, True), expr_text(stmt.test))
-                )
+            if type(stmt) is cst.If and stmt.orelse is None and _ends_with_exit(stmt.body):
+                # `if cond: continue` / `if not should_log: return` -- what follows runs only
+                # when `cond` is false. (After `if cond: break`, the rest still runs on every
+                # iteration until the last.)
+                self.frames.append(self.guard(stmt, stmt.test, 1))
                 continue
             enabled = _sets_grad_mode(stmt, self.imports)
             if enabled is not None:
@@ -233,17 +242,24 @@ class Walker:
         condition = expr_text(node.test)
         compat = COMPAT_TEST.search(condition) is not None
         self.compat_depth += compat
-        self.frames.append(GuardFrame(node, 0, classify_guard(node.test, False), condition))
+        self.frames.append(self.guard(node, node.test, 0))
         self.block(node.body)
         self.frames.pop()
         if node.orelse is not None:
-            self.frames.append(GuardFrame(node, 1, classify_guard(node.test, True), condition))
+            self.frames.append(self.guard(node, node.test, 1))
             if type(node.orelse) is cst.If:
                 self.if_(node.orelse)
             else:
                 self.block(node.orelse.body)
             self.frames.pop()
         self.compat_depth -= compat
+
+    def guard(self, node: cst.CSTNode, test: cst.BaseExpression, branch: int) -> GuardFrame:
+        kind = classify_guard(test, branch == 1, self.definition)
+        frame = GuardFrame(node, branch, kind, expr_text(test), _reads(test))
+        if self.loop_guards:
+            self.loop_guards[-1].append(frame)
+        return frame
 
     def for_(self, node: cst.For) -> None:
         self.anchor_at(node.iter)
@@ -290,12 +306,21 @@ class Walker:
     ) -> None:
         start = len(self.scope.events)
         self.frames.append(loop)
-        self.loop_assigned.append(set())
+        targets = target_names(loop.node.target) if type(loop.node) is cst.For else []
+        self.loop_assigned.append(set(targets))
+        self.loop_guards.append([])
         if test is not None:
             self.anchor_at(test)
             self.expr(test)
         self.block(body)
         assigned = self.loop_assigned.pop()
+        for guard in self.loop_guards.pop():
+            if (
+                guard.kind is GuardKind.CONFIG
+                and not any(is_counter_name(r) for r in guard.reads)
+                and any(_changes(r, assigned) for r in guard.reads)
+            ):
+                guard.kind = GuardKind.OTHER  # `if batch is None:`: the loop changes what it reads
         self.frames.pop()
         for event in self.scope.events[start:]:
             # `running += loss` ... `running = 0` after the optimizer step: the total spans a
@@ -344,7 +369,9 @@ class Walker:
             parent,
             class_name=cls.name if cls is not None and parent.is_module else None,
             params=params,
-            decorators=tuple(d for d in decorators if d.kind is not WithKind.OTHER),
+            decorators=tuple(
+                d for d in decorators if d.kind is not WithKind.OTHER or _maybe_ours(d)
+            ),
             param_defaults={k: v for k, v in defaults.items() if v is not UNKNOWN},
         )
         self.facts.scopes.append(scope)
@@ -355,14 +382,20 @@ class Walker:
         else:
             parent.local_defs[name] = scope
 
-        saved = (self.scope, self.frames, self.values, self.loop_assigned)
+        saved = (self.scope, self.frames, self.values, self.loop_assigned, self.flags)
+        saved_guards = self.loop_guards
         self.scope = scope
         self.frames = list(scope.decorators)
         self.values = Values(self, params, scope)
         self.loop_assigned = []
+        self.loop_guards = []
+        self.flags = {}
         self.block(node.body)
+        self.loop_guards = saved_guards
         scope.tensor_names = self.values.tensors
-        self.scope, self.frames, self.values, self.loop_assigned = saved
+        roots = {_root(text) for text in self.values.env}
+        scope.bound = frozenset(roots - {"self", *params})
+        self.scope, self.frames, self.values, self.loop_assigned, self.flags = saved
 
     def class_(self, node: cst.ClassDef) -> None:
         bases = tuple(t for t in (dotted(a.value) for a in node.bases) if t)
@@ -401,6 +434,10 @@ class Walker:
             if node.value is not None:
                 self.expr(node.value)
                 self.scope.return_values.append(self.values.object_of(node.value))
+                self.scope.return_nodes.append(node.value)
+                self.scope.return_no_grad.append(self.under_no_grad())
+                self.scope.return_reach |= self.values.reach_of(node.value)
+                self.scope.return_graphs.append(self.values.graph_of(node.value))
                 self.scope.returns.append(self.values.softmax_of(node.value))
                 value = node.value
                 qual = self.imports.qualify(value.func) if type(value) is cst.Call else None
@@ -465,6 +502,13 @@ class Walker:
             first = value.elements[0].value
             if type(first) is cst.Call:
                 self.recognise.constructed(text, first)
+        if isinstance(value, _CONDITIONS) or (
+            type(value) is cst.Call
+            and classify_guard(value, False, self.definition) is not GuardKind.OTHER
+        ):
+            self.flags[text] = value  # `log_now = step % log_every == 0`, `= should_log(step)`
+        else:
+            self.flags.pop(text, None)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
         bound = self.values.bind(text, value, under_no_grad=no_grad)
         if text.startswith("self.") and self.scope.class_name is not None:
@@ -545,6 +589,22 @@ class Walker:
     def resolve_function(self, name: str) -> Scope | None:
         """A function of the module already read (`to_probs` in `to_probs(logits)`)."""
         return self.resolve_local(name) or self.facts.functions.get(name)
+
+    def definition(self, node: cst.BaseExpression) -> cst.BaseExpression | None:
+        """What a name or a call in a condition stands for: the condition a flag was assigned
+        in this scope (`log_now = step % 10 == 0`), or the single expression a predicate
+        function of this module returns (`def should_log(step): return step % n == 0`)."""
+        if type(node) is not cst.Call:
+            text = dotted(node)
+            return self.flags.get(text) if text is not None else None
+        name = dotted(node.func)
+        if name is None:
+            return None
+        if name.startswith("self.") and self.class_stack:
+            found = self.predicates.get(f"{self.class_stack[-1].name}.{name[5:]}")
+        else:
+            found = self.predicates.get(name)
+        return found
 
     def defines(self, name: str) -> bool:
         """Whether `name` is a function or class this module (or an enclosing function)
@@ -710,15 +770,93 @@ def _bound_names(node: cst.Import | cst.ImportFrom) -> list[str]:
     return names
 
 
-def _ends_with_continue(suite: cst.BaseSuite) -> bool:
+def _ends_with_exit(suite: cst.BaseSuite) -> bool:
+    """The block ends with `continue`, `return` or `raise`: the code after its `if` runs only
+    when the test is false."""
     if type(suite) is cst.IndentedBlock:
         if not suite.body:
             return False
         last = suite.body[-1]
-        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], cst.Continue)
+        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], _EXITS)
     if type(suite) is cst.SimpleStatementSuite:
-        return bool(suite.body) and isinstance(suite.body[-1], cst.Continue)
+        return bool(suite.body) and isinstance(suite.body[-1], _EXITS)
     return False
+
+
+_EXITS = (cst.Continue, cst.Return, cst.Raise)
+
+
+def _reads(test: cst.BaseExpression) -> frozenset[str]:
+    """The names and attribute chains a condition reads (`batch`, `self.cfg.amp`)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        text = dotted(node) if isinstance(node, cst.Name | cst.Attribute) else None
+        if text is not None:
+            found.add(text)
+            continue
+        if isinstance(node, cst.Attribute | cst.Subscript):
+            stack.append(node.value)
+        elif type(node) is cst.Call:
+            stack.append(node.func)
+            stack.extend(a.value for a in node.args)
+        elif isinstance(node, cst.BinaryOperation | cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
+        elif type(node) is cst.Comparison:
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
+    return frozenset(found)
+
+
+def _changes(read: str, assigned: set[str]) -> bool:
+    """Whether assigning the names `assigned` changes what `read` stands for."""
+    for name in assigned:
+        if read == name or read.startswith(name + ".") or name.startswith(read + "."):
+            return True
+    return False
+
+
+def _root(text: str) -> str:
+    return text.split(".", 1)[0].split("[", 1)[0]
+
+
+def _maybe_ours(frame: WithFrame) -> bool:
+    """A decorator that calls or names a function (`@smart_inference_mode()`, `@no_grad_run`),
+    which resolution may find applies `no_grad` (not `@property`, `@staticmethod`)."""
+    decorator = frame.node.decorator if type(frame.node) is cst.Decorator else None
+    if decorator is None:
+        return False
+    func = decorator.func if type(decorator) is cst.Call else decorator
+    name = dotted(func)
+    return name is not None and name not in _PLAIN_DECORATORS
+
+
+_PLAIN_DECORATORS = {
+    "property", "staticmethod", "classmethod", "abstractmethod", "abc.abstractmethod",
+    "functools.wraps", "wraps", "functools.lru_cache", "lru_cache", "functools.cache",
+    "cached_property", "functools.cached_property", "dataclass", "dataclasses.dataclass",
+    "override", "typing.override", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
+}  # fmt: skip
+_CONDITIONS = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+
+
+def _add_predicate(
+    predicates: dict[str, cst.BaseExpression], name: str, node: cst.FunctionDef
+) -> None:
+    """A small function that ends by returning a condition: what it returns, for guards that
+    call it (`if should_log(step):`)."""
+    body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+    if not body or len(body) > 4:
+        return
+    last = body[-1]
+    if type(last) is not cst.SimpleStatementLine or type(last.body[0]) is not cst.Return:
+        return
+    value = last.body[0].value
+    if isinstance(value, cst.Comparison | cst.BooleanOperation | cst.UnaryOperation):
+        predicates[name] = value
 
 
 def _iterable_label(node: cst.BaseExpression) -> str:

@@ -67,6 +67,8 @@ class RuleContext:
     filename: str
     # `target-torch-version`, for rules whose advice depends on the release (None: not set).
     target_torch: tuple[int, int] | None = None
+    # The oldest PyTorch the code runs on: `target_torch`, else what its requirements declare.
+    torch_floor: tuple[int, int] | None = None
     findings: list[Finding] = field(default_factory=list)
     # Derived facts several rules share (computed by the first rule that needs them).
     memo: dict[str, object] = field(default_factory=dict)

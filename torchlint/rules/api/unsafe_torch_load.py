@@ -28,7 +28,7 @@ class UnsafeTorchLoad(Rule):
     watches = frozenset(_LOADS)
 
     def check(self, ctx: RuleContext) -> None:
-        if ctx.target_torch is not None and ctx.target_torch >= _SAFE_DEFAULT:
+        if ctx.torch_floor is not None and ctx.torch_floor >= _SAFE_DEFAULT:
             return  # every supported PyTorch defaults to `weights_only=True`
         for use in ctx.facts.watched_calls:
             if use.qualname in _LOADS and not use.compat:

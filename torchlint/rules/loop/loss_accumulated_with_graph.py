@@ -32,6 +32,8 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
+                if _returns_numbers(ctx, event):
+                    continue  # `total += loss_compute(out, y)` whose `__call__` returns `.item()`
                 if not self._in_training(ctx, event) and not (
                     _model_result(event.producer) and self._over_data(ctx, event)
                 ):
@@ -87,6 +89,14 @@ class LossAccumulatedWithGraph(Rule):
 
 
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
+
+
+def _returns_numbers(ctx: RuleContext, event: Event) -> bool:
+    """The accumulated value is the result of a call whose every `return` carries no graph
+    (a loss object whose `__call__` returns `loss.item()`)."""
+    callee = ctx.roles.flow.runs(event.obj)
+    graphs = callee.return_graphs if callee is not None else []
+    return bool(graphs) and all(g is False for g in graphs)
 
 
 def _model_result(producer: str | None) -> bool:
