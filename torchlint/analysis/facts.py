@@ -50,6 +50,7 @@ class CrossEntropyInput:
     # None when the call is known to be a cross-entropy; else the called parameter's name,
     # which the rule resolves through the module's call sites (`criterion` passed in).
     criterion: str | None = None
+    criterion_value: Value | None = None  # what the called object holds (see values.py)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.model import Event, Kind, Scope
 from torchlint.analysis.protocol import ProjectView
-from torchlint.analysis.values import UNKNOWN, Ref, Value, What, join
+from torchlint.analysis.values import UNKNOWN, Ref, Value, What, element_of, join
 
 MAX_DEPTH = 10
 MAX_STEPS = 20_000
@@ -98,6 +98,12 @@ class Flow:
             assert isinstance(ref.target, str)
             method = self.facts.find_method(self.facts.classes.get(ref.target), ref.name, set())
             return self._returns(method, binding, depth) if method is not None else UNKNOWN
+        if how == "item":
+            assert isinstance(ref.target, Value)
+            whole = self.resolve(ref.target, binding, depth)
+            if whole.what is not What.CONTAINER:
+                return UNKNOWN
+            return self.resolve(element_of(whole, ref.name), binding, depth)
         if how in ("member", "method-of", "called"):
             assert isinstance(ref.target, Value)
             base = self.resolve(ref.target, binding, depth)

@@ -129,3 +129,54 @@ def _guard_rank(kind: GuardKind) -> int:
 def _mentions_rank(node: cst.BaseExpression) -> bool:
     text = (dotted(node) or expr_text(node)).lower()
     return any(word in text for word in _RANK_WORDS)
+
+
+def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:
+    """The truth of `test` when the names it reads are the literals `consts` (the arguments
+    one call passes: `reduction="none"`), else None."""
+    if type(test) is cst.Name:
+        return bool(consts[test.value]) if test.value in consts else None
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = decided(test.expression, consts)
+        return None if inner is None else not inner
+    if type(test) is cst.BooleanOperation:
+        sides = (decided(test.left, consts), decided(test.right, consts))
+        if type(test.operator) is cst.And:
+            return False if False in sides else (None if None in sides else True)
+        return True if True in sides else (None if None in sides else False)
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        name = test.left
+        if type(name) is not cst.Name or name.value not in consts:
+            return None
+        value = consts[name.value]
+        target = test.comparisons[0]
+        other = _literal(target.comparator)
+        if other is _UNKNOWN:
+            return None
+        op = target.operator
+        if isinstance(op, cst.Equal | cst.Is):
+            return value == other
+        if isinstance(op, cst.NotEqual | cst.IsNot):
+            return value != other
+        if isinstance(op, cst.In | cst.NotIn) and isinstance(other, tuple):
+            return (value in other) == isinstance(op, cst.In)
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _literal(node: cst.BaseExpression) -> object:
+    if isinstance(node, cst.Tuple | cst.List):
+        items = tuple(_literal(e.value) for e in node.elements)
+        return _UNKNOWN if _UNKNOWN in items else items
+    if type(node) is cst.SimpleString:
+        try:
+            return node.evaluated_value
+        except Exception:
+            return _UNKNOWN
+    if type(node) is cst.Integer:
+        return int(node.value, 0) if node.value.isdigit() else _UNKNOWN
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return _UNKNOWN

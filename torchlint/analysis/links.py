@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.analysis.facts import ModuleFacts
+from torchlint.analysis.flow import Flow
 from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
 from torchlint.analysis.resolve import call_binding
+from torchlint.analysis.values import What
 
 MAX_CALL_LEVELS = 3
 
@@ -52,8 +54,9 @@ class LoaderArgs:
 class ObjectLinks:
     """Answers `loaders_of(loop)` for one module."""
 
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, flow: Flow | None = None) -> None:
         self.facts = facts
+        self.flow = flow if flow is not None else Flow(facts)
         self.callers: dict[int, list[Event]] = {}
         for scope in facts.scopes:
             for event in scope.events:
@@ -66,6 +69,20 @@ class ObjectLinks:
             for loader in self.resolve(source, loop.scope):
                 if loader.role == "dataloader" and loader not in found:
                     found.append(loader)
+        for value in loop.source_values:  # a loader a factory (of any project file) returns
+            resolved = self.flow.resolve(value)
+            site = resolved.site
+            if resolved.what is not What.LOADER or not isinstance(site, cst.Call):
+                continue
+            if any(obj.node is site for obj in found):
+                continue
+            built = next((c for c in self.facts.constructed if c.node is site), None)
+            if built is None:
+                text = resolved.text or value.text or loop.iter_text
+                built = ConstructedObject(
+                    "dataloader", text, resolved.cls or "", site, loop.scope, value=resolved
+                )
+            found.append(built)
         return found
 
     def resolve(self, text: str, scope: Scope, level: int = 0) -> list[ConstructedObject]:

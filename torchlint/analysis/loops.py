@@ -10,6 +10,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchlint.analysis.flow import NO_BINDING, Binding, bind_call
+from torchlint.analysis.guards import decided
 from torchlint.analysis.model import (
     CallFrame,
     Event,
@@ -204,6 +205,7 @@ class LoopModels:
                     loop,
                     bind_call(event, callee, self.roles.flow),
                     frozenset(),
+                    call_consts(event, callee),
                 )
         return LoopModel(loop, events)
 
@@ -219,6 +221,7 @@ class LoopModels:
         loop: LoopFrame,
         values: Binding,
         local_params: frozenset[str],
+        consts: dict[str, object] | None = None,
     ) -> None:
         """Add the events of `scope`, called from the loop, in the loop's terms.
         `local_params` are the parameters bound to objects local to a function between the
@@ -237,6 +240,8 @@ class LoopModels:
         for event in scope.events:
             if len(out) >= MAX_EVENTS_PER_LOOP:
                 return
+            if consts and _dead(event, consts):
+                continue  # `if reduction == "mean":` in a helper called with "none"
             frames = prefix + event.path
             receiver = rebind(event.receiver, binding) if event.receiver else None
             is_tensor = event.subject_is_tensor
@@ -267,9 +272,8 @@ class LoopModels:
                     (*stack, callee),
                     loop,
                     bind_call(event, callee, self.roles.flow, values),
-                    frozenset(
-                        p for p, text in call_binding(event, callee).items() if is_local(text)
-                    ),
+                    frozenset(p for p, text in inner_texts.items() if is_local(text)),
+                    call_consts(event, callee),
                 )
 
     def _add(
@@ -321,6 +325,39 @@ class LoopModels:
         if callee is not None or event.obj is None:
             return callee
         return self.roles.flow.method_of(event, values)
+
+
+def call_consts(event: Event, callee: Scope) -> dict[str, object]:
+    """The parameters of `callee` that the call `event` leaves at a literal: literal arguments,
+    and literal defaults of parameters it does not pass."""
+    params = list(callee.params)
+    if callee.class_name is not None and params and event.callee_ref[0] != "name":
+        params = params[1:]  # self
+    consts = dict(callee.param_consts)
+    passed = dict(event.arg_consts)
+    for index in range(len(event.arg_texts)):
+        if index < len(params):
+            name = params[index]
+            if index in passed:
+                consts[name] = passed[index]
+            else:
+                consts.pop(name, None)
+    for key, _ in event.kwarg_texts:
+        if key in passed:
+            consts[key] = passed[key]
+        else:
+            consts.pop(key, None)
+    return consts
+
+
+def _dead(event: Event, consts: dict[str, object]) -> bool:
+    """The event sits in a branch that the literal arguments of the call rule out."""
+    for frame in event.path:
+        if isinstance(frame, GuardFrame) and type(frame.node) is cst.If:
+            truth = decided(frame.node.test, consts)
+            if truth is not None and truth != (frame.branch == 0):
+                return True
+    return False
 
 
 def _index_of(path: tuple[Frame, ...], loop: LoopFrame) -> int:

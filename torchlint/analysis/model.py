@@ -70,8 +70,10 @@ class LoopFrame:
     outer: tuple[Frame, ...] = ()
     order: int = 0  # position in the module, in walk order (compare with ConstructedObject)
     # What the loop iterates, in the scope's terms: `loader` for `enumerate(tqdm(loader))`,
-    # both loaders of a `zip`, the loader behind `next(it)` when `it = iter(loader)`.
+    # both loaders of a `zip`, the loader behind `next(it)` when `it = iter(loader)`; and the
+    # values they hold (a loader a factory returned: see values.py).
     sources: list[str] = field(default_factory=list)
+    source_values: list[Value] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -156,6 +158,8 @@ class Event:
     # The object the receiver holds where the event happens (`optimizer` in `optimizer.step()`,
     # the callee of a call), and for calls the values of the arguments: see values.py.
     obj: Value | None = None
+    # CALL: the literal arguments (`reduction="none"`), by position or keyword.
+    arg_consts: tuple[tuple[int | str, object], ...] = ()
     # BACKWARD: the modules whose calls computed the loss (see Value.reach).
     reach: frozenset[str] = frozenset()
     arg_values: tuple[Value, ...] = ()
@@ -221,6 +225,7 @@ class Scope:
     # The objects each `return` gives, and the defaults of parameters (see values.py).
     return_values: list[Value] = field(default_factory=list)
     param_defaults: dict[str, Value] = field(default_factory=dict)
+    param_consts: dict[str, object] = field(default_factory=dict)  # literal defaults
     # What each `return` returns, and whether gradients are off there (for decorators that
     # wrap a function: `return torch.no_grad()(fn)`, `with torch.no_grad(): return fn(*a)`).
     return_nodes: list[cst.BaseExpression] = field(default_factory=list)
@@ -281,6 +286,7 @@ class ConstructedObject:
     enabled: bool | None = True  # for scalers: False when built with enabled=False
     params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`
     order: int = 0  # position in the module, in walk order (compare with LoopFrame.order)
+    value: Value | None = None  # loaders: what the construction evaluates to (its arguments)
 
 
 def visible_from(obj: ConstructedObject, scope: Scope) -> bool:

@@ -36,8 +36,21 @@ from torchlint.analysis.names import (
     looks_like_optimizer,
     root_name,
 )
-from torchlint.analysis.syntax import is_false, method_name, simple_text, string_value
-from torchlint.analysis.values import NON_TENSOR_BUILTINS, NUMBER_BUILTINS
+from torchlint.analysis.syntax import (
+    NOT_A_LITERAL,
+    is_false,
+    literal,
+    method_name,
+    simple_text,
+    string_value,
+)
+from torchlint.analysis.values import (
+    NON_TENSOR_BUILTINS,
+    NUMBER_BUILTINS,
+    UNKNOWN,
+    Value,
+    through_shape,
+)
 
 if TYPE_CHECKING:
     from torchlint.analysis.walker import Walker
@@ -127,9 +140,18 @@ class CallRecogniser:
                 ):
                     owner = expr_text(first.func.value)  # type: ignore[attr-defined]
             self.walk.order += 1
+            value = self.walk.values.object_of(call) if role == "dataloader" else None
             self.walk.facts.constructed.append(
                 ConstructedObject(
-                    role, target, qual, call, self.walk.scope, enabled, owner, self.walk.order
+                    role,
+                    target,
+                    qual,
+                    call,
+                    self.walk.scope,
+                    enabled,
+                    owner,
+                    self.walk.order,
+                    value,
                 )
             )
         elif (
@@ -227,6 +249,21 @@ class CallRecogniser:
             return []
         return [self.walk.values.iterated(text) or text]
 
+    def loop_source_values(self, node: cst.BaseExpression) -> list[Value]:
+        """The values of what a `for` iterates (as `loop_sources`), for loaders that factories
+        return: `for x in build_loader(cfg):`, `loader = make_loaders()[0]`."""
+        values = self.walk.values
+        if type(node) is cst.Call:
+            name = dotted(node.func) or ""
+            if name == "zip":
+                return [v for a in node.args for v in self.loop_source_values(a.value)]
+            if (name in ITER_WRAPPERS or name.endswith(".tqdm")) and node.args:
+                return self.loop_source_values(node.args[0].value)
+        text = dotted(node)
+        iterated = values.iterated(text) if text is not None else None
+        value = values.object_of_text(iterated) if iterated else values.object_of(node)
+        return [value] if value is not UNKNOWN else []
+
     def call(self, node: cst.Call) -> None:
         func = node.func
         qual = self.walk.imports.qualify(func)
@@ -280,15 +317,18 @@ class CallRecogniser:
     def cross_entropy_input(self, node: cst.Call, criterion: str | None = None) -> None:
         if not node.args:
             return
+        values = self.walk.values
         value = node.args[0].value
-        producer = self.walk.values.variable_call(value)
-        if producer is None and isinstance(value, cst.Name | cst.Attribute):
-            producer = self.walk.values.produced_by(dotted(value) or "")
-        softmax = self.walk.values.softmax_of(value)
+        base = through_shape(value)  # `output.reshape(-1, vocab)`: still `output`
+        producer = values.variable_call(base)
+        if producer is None and isinstance(base, cst.Name | cst.Attribute):
+            producer = values.produced_by(dotted(base) or "")
+        softmax = values.softmax_of(value)
         if criterion is not None and softmax is None and producer is None:
             return  # nothing that could make a parameter call interesting
+        called = values.object_of(node.func) if criterion is not None else None
         self.walk.facts.ce_inputs.append(
-            CrossEntropyInput(node, value, softmax, producer, self.walk.scope, criterion)
+            CrossEntropyInput(node, value, softmax, producer, self.walk.scope, criterion, called)
         )
 
     def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
@@ -486,6 +526,9 @@ class CallRecogniser:
         loops = [f for f in self.walk.frames if isinstance(f, LoopFrame)]
         if source is not None and loops:
             loops[-1].sources.append(source)
+            value = self.walk.values.object_of_text(source)
+            if value is not UNKNOWN:
+                loops[-1].source_values.append(value)
 
     def backward(
         self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str
@@ -571,6 +614,7 @@ class CallRecogniser:
         values = self.walk.values
         if type(node) is cst.Call and node.args:
             event.arg_values, event.kwarg_values = values.arguments(node)
+            event.arg_consts = _literal_arguments(node)
         if ref[0] in ("name", "method") and (ref[0] == "method" or not self.walk.defines(ref[1])):
             event.obj = values.object_of_text(receiver)  # what is called, or its receiver
 
@@ -605,6 +649,23 @@ class CallRecogniser:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _literal_arguments(node: cst.Call) -> tuple[tuple[int | str, object], ...]:
+    found: list[tuple[int | str, object]] = []
+    position = 0
+    for arg in node.args:
+        if arg.star:
+            break
+        value = literal(arg.value)
+        if arg.keyword is not None:
+            if value is not NOT_A_LITERAL:
+                found.append((arg.keyword.value, value))
+            continue
+        if value is not NOT_A_LITERAL:
+            found.append((position, value))
+        position += 1
+    return tuple(found)
 
 
 def _streams(call: cst.Call, imports: ImportTable) -> bool:

@@ -105,16 +105,18 @@ def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
                 and applies_no_grad(node.decorator, scope.parent or scope, facts, project)
             ):
                 frame.kind = WithKind.NO_GRAD  # `@smart_inference_mode()`
-    for scope in facts.scopes:
+    for scope in facts.scopes:  # every call linked first: parameters resolve through them
         for event in scope.events:
-            if event.kind is Kind.MAYBE_STEP:
-                _classify_step(event, roles)
-            elif event.kind is Kind.CALL:
+            if event.kind is Kind.CALL:
                 event.local_callee = _resolve_call(event, facts, roles)
                 if event.local_callee is not None:
                     event.tensor_params = _tensor_params(event, event.local_callee)
                 elif project is not None:
                     event.external = _external_callee(event, facts, project)
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind is Kind.MAYBE_STEP:
+                _classify_step(event, roles)
     return roles
 
 
@@ -268,6 +270,11 @@ def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | Non
             if name in current.local_defs:
                 return current.local_defs[name]
             current = current.parent
+        if name in facts.classes and name not in facts.functions:
+            init = facts.find_method(facts.classes[name], "__init__")
+            if init is not None:
+                event.callee_ref = ("new", name)  # `Trainer(loader, model)`: its `__init__`
+            return init
         return facts.functions.get(name)
     if ref[0] == "super":
         cls = facts.classes.get(scope.class_name or "")
@@ -281,11 +288,34 @@ def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | Non
     if ref[0] == "method":
         receiver, method = ref[1], ref[2]
         if receiver == "self":
-            return facts.find_method(facts.classes.get(scope.class_name or ""), method)
+            own = facts.find_method(facts.classes.get(scope.class_name or ""), method)
+            return own if own is not None else _in_subclass(facts, scope.class_name, method)
         for obj in facts.constructed:
             if obj.role == "instance" and obj.target == receiver:
                 return facts.find_method(facts.classes.get(obj.qualname), method)
     return None
+
+
+def _in_subclass(facts: ModuleFacts, class_name: str | None, method: str) -> Scope | None:
+    """`self._valid_epoch()` in a base class that leaves it to a subclass: the subclass's
+    method, when exactly one class of the module derives from it and defines one."""
+    if class_name is None:
+        return None
+    found: list[Scope] = []
+    for cls in facts.classes.values():
+        if cls.name != class_name and method in cls.methods and _derives(facts, cls, class_name):
+            found.append(cls.methods[method])
+    return found[0] if len(found) == 1 else None
+
+
+def _derives(facts: ModuleFacts, cls: ClassInfo, base: str, depth: int = 0) -> bool:
+    if depth > 6:
+        return False
+    for name in cls.bases:
+        parent = facts.classes.get(name)
+        if name == base or (parent is not None and _derives(facts, parent, base, depth + 1)):
+            return True
+    return False
 
 
 def _tensor_params(event: Event, callee: Scope) -> frozenset[str]:
@@ -309,7 +339,10 @@ def call_binding(event: Event, callee: Scope) -> dict[str, str]:
     if callee.class_name is not None and params and event.callee_ref[0] != "name":
         self_param = params.pop(0)
         ref = event.callee_ref
-        binding[self_param] = ref[1] if ref[0] == "method" else "self"
+        if ref[0] == "new":
+            binding[self_param] = f"{ref[1]}()"  # the object being built, no name of the caller's
+        else:
+            binding[self_param] = ref[1] if ref[0] == "method" else "self"
     for param, text in zip(params, event.arg_texts, strict=False):
         if text:
             binding[param] = text

@@ -35,3 +35,24 @@ def string_value(node: cst.BaseExpression) -> str | None:
     if type(node) is cst.SimpleString:
         return node.value[1:-1] if node.value[:1] in "'\"" else None
     return None
+
+
+NOT_A_LITERAL = object()
+
+
+def literal(node: cst.BaseExpression | None) -> object:
+    """The value of a literal argument or default (`"none"`, `0`, `True`, `None`), else
+    NOT_A_LITERAL."""
+    if type(node) is cst.SimpleString:
+        try:
+            return node.evaluated_value
+        except Exception:
+            return NOT_A_LITERAL
+    if type(node) is cst.Integer:
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return NOT_A_LITERAL
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return NOT_A_LITERAL

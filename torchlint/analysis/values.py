@@ -20,13 +20,14 @@ import builtins
 import enum
 import re
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import libcst as cst
 
 from torchlint.analysis.apis import (
     FRAMEWORK_SETUP,
+    HOST_CONSTRUCTORS,
     MODULE_WRAPPERS,
     RETURNS_SELF,
     constructor_role,
@@ -107,6 +108,7 @@ class What(enum.Enum):
     CONTEXT = "context"  # autocast / no_grad / inference_mode / enable_grad, also as decorators
     FRAMEWORK = "framework"  # an Accelerator, a Fabric, a DeepSpeed engine
     CONTAINER = "container"  # a tuple or list of values (`items`)
+    NONE = "none"  # the literal None
     REF = "ref"  # not known yet: see `Ref`; `flow.Flow` resolves it
 
 
@@ -123,7 +125,7 @@ class Ref:
     - ("member", value, name): an attribute of another value (`trainer.model`)."""
 
     how: str
-    target: object
+    target: object = field(repr=False)
     name: str = ""
     # ("call", ...): the values of the call's arguments, bound to the callee's parameters.
     args: tuple[Value, ...] = ()
@@ -143,27 +145,32 @@ class Value:
     scaled: bool = False  # `scaler.scale(loss)`
     iterates: str | None = None  # `iter(loader)`: the loader text
     # --- objects ----------------------------------------------------------------------------
-    site: cst.CSTNode | None = None  # the construction: an object's identity
+    site: cst.CSTNode | None = field(default=None, repr=False)  # the construction: identity
     role: str | None = None  # the constructor's role (`cross-entropy`, `tensor-dataset`, ...)
     cls: str | None = None  # modules and instances: their class, when known
     of: Value | None = None  # optimizer: the module it updates; scheduler: its optimizer
     items: tuple[Value, ...] = ()  # containers; for an iteration variable: each in turn
     enabled: bool | None = True  # scalers: False when built with enabled=False
     context: str | None = None  # CONTEXT: "no-grad" / "autocast" / "enable-grad"
-    scope: Scope | None = None  # CALLABLE: what it runs
+    scope: Scope | None = field(default=None, repr=False)  # CALLABLE: what it runs
     ref: Ref | None = None  # REF: what to resolve
     text: str | None = None  # the name it was first bound to, for messages and identity
     # Tensors: the modules (as written) whose calls computed it, `{"critic"}` for
     # `critic(fake.detach())`: the parameters a backward through it reaches.
     reach: frozenset[str] = frozenset()
+    optional: bool = False  # may be None instead (`DistributedSampler(ds) if ddp else None`)
+    keys: tuple[str, ...] = ()  # dict containers: the key of each item
+    # Constructions: the objects passed by keyword (a loader's `sampler=`).
+    keywords: tuple[tuple[str, Value], ...] = ()
 
     @property
     def is_object(self) -> bool:
-        return self.what not in (What.UNKNOWN, What.TENSOR, What.REF)
+        return self.what not in (What.UNKNOWN, What.TENSOR, What.REF, What.NONE)
 
 
 UNKNOWN = Value()
 NOT_A_TENSOR = Value(graph=False)
+_NONE = Value(What.NONE, graph=False)
 _INDEX = re.compile(r"([\w.]+)\[(-?\d+)\]")
 
 
@@ -185,6 +192,12 @@ def join(values: list[Value]) -> Value:
     first = values[0]
     if all(v is first for v in values):
         return first
+    if any(v.what is What.NONE for v in values):
+        others = [v for v in values if v.what is not What.NONE]
+        if not others:
+            return first
+        found = join(others)
+        return replace(found, optional=True) if found.what is not What.UNKNOWN else UNKNOWN
     if any(v.what is not first.what for v in values):
         return UNKNOWN
     same_site = all(v.site is first.site for v in values)
@@ -238,6 +251,23 @@ class Values:
     def put(self, text: str, value: Value) -> None:
         self.env[text] = value
 
+    def item_of(self, text: str, whole: Value, index: int) -> Value:
+        """What `text` holds after `..., text, ... = whole` (its tensor facts kept)."""
+        if whole.what is What.CONTAINER:
+            item = whole.items[index] if index < len(whole.items) else UNKNOWN
+        else:
+            item = reference("item", whole, str(index))
+        current = self.env.get(text, UNKNOWN)
+        return replace(
+            item,
+            device=current.device,
+            graph=current.graph,
+            host=current.host,
+            no_grad=current.no_grad,
+            reach=current.reach,
+            text=item.text or text,
+        )
+
     def bind(self, text: str, node: cst.BaseExpression, *, under_no_grad: bool) -> Value:
         """`text = node`: the value `node` evaluates to, with what it means for tensors."""
         value = self.evaluate(node, text, under_no_grad=under_no_grad)
@@ -275,17 +305,20 @@ class Values:
             producer,
             obj.scaled,
             iterates or obj.iterates,
-            obj.site,
-            obj.role,
-            obj.cls,
-            obj.of,
-            obj.items,
-            obj.enabled,
-            obj.context,
-            obj.scope,
-            obj.ref,
-            obj.text or text,
-            reach,
+            site=obj.site,
+            role=obj.role,
+            cls=obj.cls,
+            of=obj.of,
+            items=obj.items,
+            enabled=obj.enabled,
+            context=obj.context,
+            scope=obj.scope,
+            ref=obj.ref,
+            text=obj.text or text,
+            reach=reach,
+            optional=obj.optional,
+            keys=obj.keys,
+            keywords=obj.keywords,
         )
 
     def reach_of(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str]:
@@ -347,7 +380,9 @@ class Values:
             if element.is_object and len(names) == 1:
                 self.env[name] = element
             else:
-                self.env[name] = Value(What.TENSOR, host=True, graph=element.graph)
+                self.env[name] = Value(
+                    What.TENSOR, host=element.prob is None, graph=element.graph, prob=element.prob
+                )
 
     def mark_backward(self, root: str) -> None:
         """Backward on it proves it is a tensor that carries a graph."""
@@ -503,13 +538,25 @@ class Values:
         return False
 
     def is_host(self, node: cst.BaseExpression) -> bool:
-        """A value taken from a loader batch and not moved to a device: `y`, `batch["label"]`."""
+        """A value on the host: taken from a loader batch and not moved to a device (`y`,
+        `batch["label"]`), or made by a torch factory on the CPU (`torch.randint(0, n, (1,))`,
+        `torch.zeros(3, device="cpu")`)."""
+        if type(node) is cst.Call:
+            qual = self.ns.imports.qualify(node.func)
+            if qual in HOST_CONSTRUCTORS:
+                device = _device_argument(node)
+                return device is None or _is_cpu(device)
+            return False
         while type(node) is cst.Subscript or type(node) is cst.Attribute:
             node = node.value
         return type(node) is cst.Name and self._fact(node.value, "host")
 
     def softmax_of(self, node: cst.BaseExpression) -> str | None:
-        """ "softmax" / "log_softmax" when `node` is the output of one, else None."""
+        """ "softmax" / "log_softmax" when `node` is the output of one (through reshapes and
+        indexing; `exp` of a log_softmax is a softmax), else None."""
+        inner = through_shape(node)
+        if inner is not node:
+            return self.softmax_of(inner)
         kind = type(node)
         if kind is cst.Name or kind is cst.Attribute:
             value = self.env.get(dotted(node) or "")
@@ -518,6 +565,8 @@ class Values:
             return None
         assert isinstance(node, cst.Call)
         qual = self.ns.imports.qualify(node.func)
+        if qual in _EXP and node.args and self.softmax_of(node.args[0].value) == "log_softmax":
+            return "softmax"  # `torch.exp(log_probs)`
         if qual is not None:
             return SOFTMAX_FUNCTIONS.get(qual)
         if type(node.func) is cst.Attribute and node.func.attr.value in (
@@ -525,6 +574,8 @@ class Values:
             "log_softmax",
         ):
             return node.func.attr.value
+        if type(node.func) is cst.Attribute and node.func.attr.value == "exp" and not node.args:
+            return "softmax" if self.softmax_of(node.func.value) == "log_softmax" else None
         callee = self.variable_call(node)
         if callee is not None:
             role = self.ns.constructed_kind(callee)
@@ -640,9 +691,10 @@ class Values:
         if qual is not None:
             if not qual.startswith("torch.") or qual.startswith(NON_TENSOR_TORCH):
                 return False
-            return any(self.is_tensor(a.value) for a in node.args) or any(
-                a.keyword is not None and a.keyword.value == "device" for a in node.args
-            )
+            device = _device_argument(node)
+            if device is not None:
+                return not _is_cpu(device)
+            return any(self.is_tensor(a.value) for a in node.args)
         if type(func) is cst.Attribute:
             method = func.attr.value
             if method in PY_VALUE_METHODS:
@@ -668,6 +720,8 @@ class Values:
         if depth > 8:
             return UNKNOWN
         kind = type(node)
+        if kind is cst.Name and node.value == "None":  # type: ignore[attr-defined]
+            return _NONE
         if kind is cst.Name or kind is cst.Attribute:
             return self._object_of_name(node, depth)
         if kind is cst.Call:
@@ -677,6 +731,17 @@ class Values:
             if not any(v.is_object or v.what is What.REF for v in items):
                 return UNKNOWN
             return Value(What.CONTAINER, items=items)
+        if kind is cst.Dict:  # `{"train": DataLoader(...), "dev": None}`
+            keyed = [
+                (k, self.object_of(e.value, depth + 1))
+                for e in node.elements  # type: ignore[attr-defined]
+                if type(e) is cst.DictElement and (k := _key(e.key)) is not None
+            ]
+            if not any(v.is_object or v.what is What.REF for _, v in keyed):
+                return UNKNOWN
+            return Value(
+                What.CONTAINER, items=tuple(v for _, v in keyed), keys=tuple(k for k, _ in keyed)
+            )
         if kind is cst.Subscript:
             return self._element(self.object_of(node.value, depth + 1), node)  # type: ignore[attr-defined,arg-type]
         if kind is cst.IfExp:
@@ -831,14 +896,37 @@ class Values:
         return UNKNOWN
 
     def _element(self, container: Value, node: cst.Subscript) -> Value:
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        key = _key(index.value) if type(index) is cst.Index else None
+        if container.what is What.REF and key is not None:
+            return reference("item", container, key)  # `self.loaders["train"]`
         if container.what is not What.CONTAINER:
             return UNKNOWN
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        if type(index) is cst.Index and type(index.value) is cst.Integer:
-            position = int(index.value.value, 0)
-            if -len(container.items) <= position < len(container.items):
-                return container.items[position]
-        return join(list(container.items))
+        return element_of(container, key)
+
+
+def element_of(container: Value, key: str | None) -> Value:
+    """`container[key]`: the item at an integer position or under a string key, else what all
+    items agree on."""
+    if key is not None and container.keys:
+        if key in container.keys:
+            return container.items[container.keys.index(key)]
+    elif key is not None and key.lstrip("-").isdigit():
+        position = int(key)
+        if -len(container.items) <= position < len(container.items):
+            return container.items[position]
+    return join(list(container.items))
+
+
+def _key(node: cst.BaseExpression | None) -> str | None:
+    """`0`, `-1`, `"train"` as a key; None for anything else."""
+    if type(node) is cst.Integer:
+        return node.value
+    if type(node) is cst.UnaryOperation and type(node.expression) is cst.Integer:
+        return f"-{node.expression.value}" if type(node.operator) is cst.Minus else None
+    if type(node) is cst.SimpleString and node.value[:1] in "'\"":
+        return node.value[1:-1]
+    return None
 
 
 def _constructed(role: str, node: cst.Call, qual: str, values: Values, depth: int) -> Value:
@@ -859,7 +947,8 @@ def _constructed(role: str, node: cst.Call, qual: str, values: Values, depth: in
                 enabled = False if is_off else None
         return Value(What.SCALER, site=node, role=role, cls=qual, enabled=enabled)
     if role == "dataloader":
-        return Value(What.LOADER, site=node, role=role, cls=qual)
+        _, keywords = values.arguments(node, depth)
+        return Value(What.LOADER, site=node, role=role, cls=qual, keywords=keywords)
     if role in ("distributed-sampler",):
         return Value(What.SAMPLER, site=node, role=role, cls=qual)
     if role in ("tensor-dataset", "subset"):
@@ -876,6 +965,30 @@ def _owner(node: cst.Call, values: Values, depth: int) -> Value | None:
     if type(func) is cst.Attribute and func.attr.value in ("parameters", "named_parameters"):
         return values.object_of(func.value, depth + 1)
     return None
+
+
+# Methods that keep what a tensor holds (probabilities stay probabilities).
+_SHAPE_METHODS = {
+    "view", "reshape", "squeeze", "unsqueeze", "flatten", "transpose", "permute", "contiguous",
+    "float", "double", "half", "to", "cuda", "cpu", "clone", "view_as", "reshape_as", "t",
+}  # fmt: skip
+_EXP = ("torch.exp",)
+
+
+def through_shape(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`out.view(1, -1)`, `probs[mask]`, `log_probs.float()`: the tensor whose values they
+    keep."""
+    while True:
+        if type(node) is cst.Subscript:
+            node = node.value
+        elif (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value in _SHAPE_METHODS
+        ):
+            node = node.func.value
+        else:
+            return node
 
 
 def _rebound(callee: Scope, call: cst.Call) -> set[str]:
@@ -897,6 +1010,20 @@ def _rebound(callee: Scope, call: cst.Call) -> set[str]:
         else:
             found.add(text)  # a module-level model the function calls
     return found
+
+
+def _device_argument(node: cst.Call) -> cst.BaseExpression | None:
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return arg.value
+    return None
+
+
+def _is_cpu(device: cst.BaseExpression) -> bool:
+    """`"cpu"`, `torch.device("cpu")`."""
+    if type(device) is cst.Call and device.args:
+        device = device.args[0].value
+    return type(device) is cst.SimpleString and device.value[1:-1].startswith("cpu")
 
 
 def _requires_grad(node: cst.Call) -> bool:

@@ -53,7 +53,7 @@ from torchlint.analysis.positions import Anchor
 from torchlint.analysis.protocol import ProjectView
 from torchlint.analysis.recognise import CallRecogniser
 from torchlint.analysis.source import ParsedSource
-from torchlint.analysis.syntax import method_name, target_names
+from torchlint.analysis.syntax import NOT_A_LITERAL, literal, method_name, target_names
 from torchlint.analysis.values import NOT_A_TENSOR, UNKNOWN, Value, Values, What, join
 
 
@@ -107,6 +107,7 @@ class Walker:
         """Names of top-level functions and classes, and each class's methods, before the walk,
         so that a call can be told from a call of a variable even when the def comes later."""
         names: set[str] = set()
+        assigned: set[str] = set()
         for stmt in module.body:
             if type(stmt) is cst.SimpleStatementLine:
                 for small in stmt.body:  # imports first, to read decorators below
@@ -114,6 +115,13 @@ class Walker:
                         self.imports.add_import(small)
                     elif type(small) is cst.ImportFrom:
                         self.imports.add_import_from(small)
+                    elif type(small) is cst.Assign:
+                        assigned.update(n for t in small.targets for n in target_names(t.target))
+        # `import model` then `model = model.Net()`: inside functions the name is the instance,
+        # and at module level once that assignment has run.
+        aliases = self.imports.aliases
+        self.rebound_imports = {n: aliases[n] for n in assigned & set(aliases)}
+        self.rebound_here: set[str] = set()
         for stmt in module.body:
             if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
                 names.add(stmt.name.value)
@@ -271,6 +279,7 @@ class Walker:
             node, self.scope, iter_text, _is_param_loop(node.iter), tuple(self.frames), self.order
         )
         loop.sources.extend(self.recognise.loop_sources(node.iter))
+        loop.source_values.extend(self.recognise.loop_source_values(node.iter))
         self.scope.loops.append(loop)
         self.loop_body(loop, node.body)
         if node.orelse is not None:
@@ -291,6 +300,9 @@ class Walker:
             return replace(join(list(value.items)), items=value.items)
         if value.what is What.LOADER or DATA_NAME.search(expr_text(iterable)):
             return NOT_A_TENSOR
+        prob = self.values.softmax_of(iterable)
+        if prob is not None:
+            return Value(prob=prob)  # `for out in torch.softmax(scores, -1):`
         return UNKNOWN
 
     def while_(self, node: cst.While) -> None:
@@ -315,6 +327,8 @@ class Walker:
         self.block(body)
         assigned = self.loop_assigned.pop()
         for guard in self.loop_guards.pop():
+            if loop.is_param_loop:
+                break  # `if p.grad is not None:` over the parameters: a detail of each step
             if (
                 guard.kind is GuardKind.CONFIG
                 and not any(is_counter_name(r) for r in guard.reads)
@@ -373,6 +387,11 @@ class Walker:
                 d for d in decorators if d.kind is not WithKind.OTHER or _maybe_ours(d)
             ),
             param_defaults={k: v for k, v in defaults.items() if v is not UNKNOWN},
+            param_consts={
+                p.name.value: value
+                for p in every
+                if (value := literal(p.default)) is not NOT_A_LITERAL
+            },
         )
         self.facts.scopes.append(scope)
         if cls is not None and parent.is_module:
@@ -384,6 +403,8 @@ class Walker:
 
         saved = (self.scope, self.frames, self.values, self.loop_assigned, self.flags)
         saved_guards = self.loop_guards
+        for name in self.rebound_imports:
+            self.imports.aliases.pop(name, None)
         self.scope = scope
         self.frames = list(scope.decorators)
         self.values = Values(self, params, scope)
@@ -392,6 +413,10 @@ class Walker:
         self.flags = {}
         self.block(node.body)
         self.loop_guards = saved_guards
+        if parent.is_module:  # back at module level: the import, until it is rebound there
+            for name, target in self.rebound_imports.items():
+                if name not in self.rebound_here:
+                    self.imports.aliases[name] = target
         scope.tensor_names = self.values.tensors
         roots = {_root(text) for text in self.values.env}
         scope.bound = frozenset(roots - {"self", *params})
@@ -468,8 +493,13 @@ class Walker:
                 target.elements
             ):
                 values = [el.value for el in value.elements]
+            whole = self.values.object_of(value) if values is None else UNKNOWN
             for i, element in enumerate(target.elements):
                 self.assign(element.value, values[i] if values is not None else value)
+                text = dotted(element.value)
+                if whole is not UNKNOWN and text is not None:
+                    # `train_loader, val_loader = make_loaders()`: each name one item of it
+                    self.values.put(text, self.values.item_of(text, whole, i))
             return
         if (
             type(target) is cst.Attribute
@@ -487,6 +517,9 @@ class Walker:
         text = dotted(target)
         if text is None:
             return
+        if text in self.rebound_imports and self.scope.is_module:
+            self.rebound_here.add(text)
+            self.imports.aliases.pop(text, None)
         if (
             type(value) is cst.BinaryOperation
             and type(value.operator) is cst.Add

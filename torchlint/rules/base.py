@@ -84,9 +84,12 @@ class RuleContext:
         message: str,
         fix: Fix | None = None,
         related: Iterable[tuple[str, Location]] = (),
+        at: cst.CSTNode | None = None,
     ) -> None:
         """Report at `node`. A node of another project file (an event a loop reaches through a
-        call) is reported at that call in this file, and the message says where it lives."""
+        call) is reported at that call in this file, and the message says where it lives; any
+        other node of another file (a loader a factory there builds) is reported at `at`, a
+        node of this file, when given."""
         assert self._rule is not None
         reached = self.loops.foreign_nodes.get(id(node))
         if reached is not None:
@@ -99,8 +102,12 @@ class RuleContext:
                 text = owner.file.positions.text(original)
                 message = f"{message} (`{text}` runs in {event.scope.display_name} at {where})"
             node, fix = site.node, None
-        elif self.owner_of(node) is not None:
-            return  # a node of another file that no loop of this one reaches
+        elif (owner := self.owner_of(node)) is not None:
+            if at is None or self.owner_of(at) is not None:
+                return  # a node of another file that no loop of this one reaches
+            where = f"{owner.ref.display}:{owner.file.positions.row(node)}"
+            message = f"{message} (`{owner.file.positions.text(node)}` at {where})"
+            node, fix = at, None
         if fix is not None and any(id(edit) in self._foreign_edits for edit in fix.edits):
             fix = None  # an edit for another file's text must never be applied to this one
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
@@ -149,7 +156,7 @@ class RuleContext:
         """What names hold across the module's functions (computed once, shared by rules)."""
         links = self.memo.get("links")
         if not isinstance(links, ObjectLinks):
-            links = ObjectLinks(self.facts)
+            links = ObjectLinks(self.facts, self.roles.flow)
             self.memo["links"] = links
         return links
 

@@ -7,8 +7,9 @@ import re
 import libcst as cst
 
 from torchlint.analysis.links import LoaderArgs
-from torchlint.analysis.model import Scope
+from torchlint.analysis.model import ConstructedObject, Scope
 from torchlint.analysis.names import dotted
+from torchlint.analysis.values import What
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -30,20 +31,39 @@ class UnshuffledTrainingLoader(Rule):
         for model in ctx.step_loops:
             for loader in ctx.links.loaders_of(model.loop):
                 args = LoaderArgs(loader.node)
-                if args.has_unpacking or self._orders_itself(ctx, args, loader.scope):
+                sometimes = self._sampler_may_be_none(ctx, loader)
+                if args.has_unpacking or (
+                    not sometimes and self._orders_itself(ctx, args, loader.scope)
+                ):
                     continue
                 shuffle = args.get("shuffle", 2)
                 if shuffle is not None and not (
                     isinstance(shuffle, cst.Name) and shuffle.value == "False"
                 ):
                     continue  # shuffle=True, or read from a variable
+                when = (
+                    " whenever its sampler is None (`sampler=...` is only set on some runs, "
+                    "such as distributed ones)"
+                    if sometimes
+                    else ""
+                )
                 ctx.report(
                     loader.node,
                     f"`{loader.target}` feeds the {model.loop.label} (line "
-                    f"{ctx.line_of(model.loop.node)}) in the same order every epoch, so "
+                    f"{ctx.line_of(model.loop.node)}) in the same order every epoch{when}, so "
                     "batches stay correlated and the model can fit the order; pass "
                     "`shuffle=True` (or a sampler).",
+                    at=model.loop.node,
                 )
+
+    def _sampler_may_be_none(self, ctx: RuleContext, loader: ConstructedObject) -> bool:
+        """`sampler=DistributedSampler(ds) if ddp else None`: no sampler on a single GPU."""
+        value = ctx.roles.flow.resolve(loader.value)
+        sampler = dict(value.keywords).get("sampler")
+        if sampler is None:
+            return False
+        sampler = ctx.roles.flow.resolve(sampler)
+        return sampler.what is What.NONE or (sampler.what is What.SAMPLER and sampler.optional)
 
     def _orders_itself(self, ctx: RuleContext, args: LoaderArgs, scope: Scope) -> bool:
         """A sampler or batch sampler decides the order, or we cannot tell that the dataset is

@@ -75,7 +75,8 @@ class LossAccumulatedWithGraph(Rule):
         return bool(ctx.links.loaders_of(loop)) or bool(DATA_NAME.search(loop.iter_text))
 
     def _backpropagated(self, event: Event) -> bool:
-        target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
+        # `losses[-1].backward()` backpropagates one entry: the list still holds every graph.
+        target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w\[])")
         return any(
             other.kind is Kind.BACKWARD and target.search(other.receiver or other.subject or "")
             for other in event.scope.events
