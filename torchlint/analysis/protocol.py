@@ -45,6 +45,10 @@ class ProjectView(Protocol):
 
     def method_scope(self, class_qualified: str, method: str) -> Scope | None: ...
 
+    def star_names(self, module: str) -> frozenset[str] | None:
+        """The names `from module import *` binds, for a module of the project."""
+        ...
+
     def generation(self) -> int:
         """Moves on whenever project files may have changed."""
         ...

@@ -141,6 +141,17 @@ class FileContext(Generic[F]):
             return None
         return self.project.method(symbol, method)
 
+    def star_names(self, module: str) -> frozenset[str] | None:
+        """The public names a project module defines or imports (`from module import *`)."""
+        if not self.is_project(module):
+            return None
+        path = self.project.layout.find_module(module, self.search)
+        exports = self.project.exports(path) if path is not None else None
+        if exports is None:
+            return None
+        names = exports.functions | frozenset(exports.classes) | frozenset(exports.aliases)
+        return frozenset(n for n in names if not n.startswith("_"))
+
     def generation(self) -> int:
         return self.project.generation()
 
