@@ -1,5 +1,5 @@
 """What the analysis of one file asks of the project it belongs to, as a protocol: the analysis
-never imports the project package (nor the other way round); `torchlint.workspace` joins them."""
+never imports the project package (nor the other way round); `torchlint.project_view` joins them."""
 
 from __future__ import annotations
 

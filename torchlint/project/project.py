@@ -25,7 +25,7 @@ Reader = Callable[[Path], bytes | None]
 
 class CollectedFile(Protocol):
     """What the project asks of a file the analysis collected (the project never looks inside
-    the analysis's facts itself: `torchlint.workspace` provides the collector)."""
+    the analysis's facts itself: `torchlint.project_view` provides the collector)."""
 
     def owns(self, node_id: int) -> bool:
         """Whether a syntax node (by id) belongs to this file's tree."""
