@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MIRRORS = Path(os.environ.get("TORCHLINT_MIRRORS", "/work/.mirror"))
-PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
+# Materialised beside the Python files: what marks a project root, and what declares the
+# PyTorch it needs (torchlint reads `torch>=2.6` there).
+ROOT_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
+PACKAGING = (*ROOT_FILES, "requirements.txt")
 ROOT_MARKER = "pyproject.toml"
 
 
@@ -174,7 +177,7 @@ def _read_tarball(repository: str, commit: str, keep: Callable[[str], bool]) -> 
 def ensure_root(folder: Path) -> None:
     """Make `folder` its own project root for torchlint (and never a part of this
     repository's project), whatever packaging files the source had."""
-    if not any((folder / name).exists() for name in PACKAGING):
+    if not any((folder / name).exists() for name in ROOT_FILES):
         (folder / ROOT_MARKER).write_text("", encoding="utf-8")
 
 

@@ -22,7 +22,7 @@ from hypothesis import given
 from torchlint.engine import analyze_source
 from torchlint.project.exports import read_exports, resolve_relative
 from torchlint.project.layout import ProjectLayout, find_project_root
-from torchlint.project.project import Project
+from torchlint.project_view import AnalysisProject, open_project
 
 PROJECTS = Path(__file__).parent / "projects"
 MARK = re.compile(r"\b(alone|project): ((?:TL\d{3}[ ,]*)+)")
@@ -45,13 +45,13 @@ FIXTURES = sorted(p.name for p in PROJECTS.iterdir() if p.is_dir())
 CASES = [(project, file) for project in FIXTURES for file in _files(project)]
 
 
-def _analyze(path: Path, project: Project | None):
+def _analyze(path: Path, project: AnalysisProject | None):
     return analyze_source(path.read_text(), str(path), project=project)
 
 
 @pytest.fixture(scope="module")
-def projects() -> dict[str, Project]:
-    return {name: Project(ProjectLayout.at(PROJECTS / name)) for name in FIXTURES}
+def projects() -> dict[str, AnalysisProject]:
+    return {name: open_project(ProjectLayout.at(PROJECTS / name)) for name in FIXTURES}
 
 
 def test_every_fixture_project_is_covered() -> None:
@@ -64,7 +64,7 @@ def test_every_fixture_project_is_covered() -> None:
     ("project", "path"), CASES, ids=[f"{p}/{f.relative_to(PROJECTS / p)}" for p, f in CASES]
 )
 def test_findings_with_and_without_the_project(
-    project: str, path: Path, projects: dict[str, Project]
+    project: str, path: Path, projects: dict[str, AnalysisProject]
 ) -> None:
     with_project = _analyze(path, projects[project])
     assert with_project.errors == []
@@ -79,7 +79,7 @@ def test_findings_with_and_without_the_project(
     ("project", "path"), CASES, ids=[f"{p}/{f.relative_to(PROJECTS / p)}" for p, f in CASES]
 )
 def test_cross_file_findings_say_where_the_other_half_lives(
-    project: str, path: Path, projects: dict[str, Project]
+    project: str, path: Path, projects: dict[str, AnalysisProject]
 ) -> None:
     alone = {(d.location.row, d.code) for d in _analyze(path, None).diagnostics}
     for d in _analyze(path, projects[project]).diagnostics:
@@ -93,7 +93,7 @@ def test_cross_file_findings_say_where_the_other_half_lives(
         assert d.fix is None  # never an edit computed on another file's text
 
 
-def test_messages_name_the_callee_and_its_line(projects: dict[str, Project]) -> None:
+def test_messages_name_the_callee_and_its_line(projects: dict[str, AnalysisProject]) -> None:
     train = PROJECTS / "package" / "mypkg" / "train.py"
     messages = {d.code: d.message for d in _analyze(train, projects["package"]).diagnostics}
     assert "`model.eval()` (in `evaluate()` at mypkg/engine.py:5)" in messages["TL105"]
@@ -111,7 +111,7 @@ def test_messages_name_the_callee_and_its_line(projects: dict[str, Project]) -> 
     )
 
 
-def test_dependencies_are_the_files_read(projects: dict[str, Project]) -> None:
+def test_dependencies_are_the_files_read(projects: dict[str, AnalysisProject]) -> None:
     train = PROJECTS / "package" / "mypkg" / "train.py"
     analysis = _analyze(train, projects["package"])
     names = {p.relative_to(PROJECTS / "package").as_posix() for p in analysis.dependencies}
@@ -129,7 +129,7 @@ def test_a_changed_dependency_changes_the_result_and_unchanged_ones_are_reused(
     tmp_path: Path,
 ) -> None:
     root = _copy("package", tmp_path)
-    project = Project(ProjectLayout.at(root))
+    project = open_project(ProjectLayout.at(root))
     train, engine = root / "mypkg" / "train.py", root / "mypkg" / "engine.py"
     first = _analyze(train, project)
     assert {d.code for d in first.diagnostics} == {"TL101", "TL105"}
@@ -165,7 +165,7 @@ def test_a_broken_dependency_costs_only_its_calls(tmp_path: Path, engine_text: s
     root = _copy("package", tmp_path)
     engine = root / "mypkg" / "engine.py"
     engine.write_bytes(engine_text.encode("utf-8", "surrogateescape"))
-    analysis = _analyze(root / "mypkg" / "train.py", Project(ProjectLayout.at(root)))
+    analysis = _analyze(root / "mypkg" / "train.py", open_project(ProjectLayout.at(root)))
     assert analysis.errors == []
     assert {d.code for d in analysis.diagnostics} == set()  # the calls are opaque again
 
@@ -179,7 +179,7 @@ def test_a_missing_module_and_a_file_outside_the_project(tmp_path: Path) -> None
         "import torch\nfrom helpers import step_all\n\n\ndef fit(model, loader, optimizer):\n"
         "    for x in loader:\n        model(x).sum().backward()\n        step_all(optimizer)\n"
     )
-    project = Project(ProjectLayout.at(root))
+    project = open_project(ProjectLayout.at(root))
     assert _analyze(script, project).diagnostics == []
     outside = tmp_path / "elsewhere.py"
     outside.write_text(script.read_text())
@@ -222,7 +222,7 @@ def test_exports_follow_imports_and_later_definitions() -> None:
 
 def test_the_two_file_example_shows_its_cross_file_leak() -> None:
     folder = Path(__file__).parent.parent / "examples" / "two_files"
-    project = Project(ProjectLayout.for_file(folder / "train.py"))
+    project = open_project(ProjectLayout.for_file(folder / "train.py"))
     train = _analyze(folder / "train.py", project)
     assert [(d.code, d.location.row, d.location.column) for d in train.diagnostics] == [
         ("TL105", 26, 20)
@@ -261,7 +261,7 @@ def test_any_dependency_is_followed_without_raising(source: str) -> None:
     train = "\n".join([*lines, "        optimizer.step()", ""])
     engine = _FUZZ_ROOT / "engine.py"
     engine.write_bytes(source.encode("utf-8", "surrogatepass"))
-    project = Project(ProjectLayout.at(_FUZZ_ROOT))
+    project = open_project(ProjectLayout.at(_FUZZ_ROOT))
     analysis = analyze_source(train, str(_FUZZ_ROOT / "train.py"), project=project)
     assert analysis.errors == []
     if functions or classes:

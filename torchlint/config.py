@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torchlint.requirements import declared_torch_floor
 from torchlint.selection import (
     RuleSelection,
     SelectorError,
@@ -235,10 +236,13 @@ class Config:
 
     def selection(self, file: Path, overrides: CliOverrides) -> RuleSelection:
         select = overrides.select if overrides.select is not None else self.select
+        target = parse_version(self.target_torch_version)
+        declared = declared_torch_floor(file.parent) if target is None else None
         selection = RuleSelection(
             select,
             (*self.ignore, *overrides.ignore),
-            parse_version(self.target_torch_version),
+            target,
+            declared,
             extend=overrides.extend_select,
         )
         if self.per_file_ignores:

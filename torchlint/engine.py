@@ -24,7 +24,7 @@ from torchlint.analysis.source import (
 )
 from torchlint.analysis.training import is_main_guard, outermost_training_loops
 from torchlint.diagnostics import Diagnostic, Location
-from torchlint.project.project import Project
+from torchlint.project_view import AnalysisProject, FileView
 from torchlint.rules.base import RuleContext
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
@@ -61,7 +61,7 @@ def analyze_bytes(
     data: bytes,
     filename: str,
     selection: RuleSelection = DEFAULT_SELECTION,
-    project: Project | None = None,
+    project: AnalysisProject | None = None,
 ) -> Analysis:
     try:
         text = decode_source(data)
@@ -86,7 +86,7 @@ def analyze_source(
     selection: RuleSelection = DEFAULT_SELECTION,
     parse: Parser = parse_source,
     training_loops: bool = False,
-    project: Project | None = None,
+    project: AnalysisProject | None = None,
 ) -> Analysis:
     """Analyse `text`. `parse` may be swapped for one that reuses earlier work (the language
     server re-parses only the top-level blocks an edit touched); it must return what
@@ -118,7 +118,7 @@ def _analyze(
     selection: RuleSelection,
     parse: Parser,
     training_loops: bool,
-    project: Project | None,
+    project: AnalysisProject | None,
 ) -> Analysis:
     analysis = Analysis(filename, text)
     rules = selection.rules()
@@ -137,11 +137,13 @@ def _analyze(
         path = Path(os.path.abspath(filename))
         project.begin()
         if project.layout.contains(path):
-            context = project.context(path)
+            context = FileView(project.context(path))
         else:
             project = None
     try:
-        facts = collect(parsed, context)
+        watched = frozenset().union(*(rule.watches for rule in rules))
+        prefixes = tuple(p for rule in rules for p in rule.watches_prefixes)
+        facts = collect(parsed, context, watched, prefixes)
         roles = resolve(facts, context)
     except RecursionError:
         analysis.errors.append(f"{filename}: nested too deeply to analyse; skipped")
@@ -159,6 +161,7 @@ def _analyze(
         positions,
         filename,
         selection.target_torch,
+        selection.torch_floor,
         project=project,
         file_context=context,
     )

@@ -29,7 +29,7 @@ from torchlint.engine import DEFAULT_SELECTION, analyze_source
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
-    from torchlint.project.project import Project
+    from torchlint.project_view import AnalysisProject
 
 MAX_PASSES = 10
 
@@ -154,7 +154,7 @@ def fix_text(
     selection: RuleSelection = DEFAULT_SELECTION,
     unsafe: bool = False,
     allow: Callable[[str, Diagnostic], bool] | None = None,
-    project: Project | None = None,
+    project: AnalysisProject | None = None,
 ) -> FixResult:
     """Apply every applicable fix to `text`, re-analysing between passes. `allow(text, d)`,
     when given, may refuse a fix for the current text (notebooks: edits across cells).

@@ -41,7 +41,7 @@ from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
-    from torchlint.project.project import Project
+    from torchlint.project_view import AnalysisProject
 
 NOTEBOOK_SUFFIX = ".ipynb"
 BOUNDARY = "# ---- torchlint: notebook cell boundary ----"
@@ -318,7 +318,7 @@ def analyze_file(
     data: bytes,
     filename: str,
     selection: RuleSelection = DEFAULT_SELECTION,
-    project: Project | None = None,
+    project: AnalysisProject | None = None,
 ) -> Analysis:
     """`analyze_bytes`, or `analyze_notebook` for a `.ipynb` file. `project` (calls followed
     into other project files) applies to Python files only: a notebook is analysed alone."""

@@ -51,6 +51,10 @@ class RuleSelection:
     ignore: tuple[str, ...] = ()
     # The oldest PyTorch the project supports: rules whose advice needs a newer one stay silent.
     target_torch: tuple[int, int] | None = None
+    # The oldest PyTorch the project's requirements ask for (`torch>=2.6`), when
+    # `target_torch` is not set. Only advice that a newer default makes moot reads it (TL503):
+    # a stale `torch>=1.4` must not silence advice that needs a newer release.
+    declared_torch: tuple[int, int] | None = None
     extend: tuple[str, ...] = ()  # enabled on top of `select` (`--extend-select`)
 
     def enabled(self, rule: type[Rule]) -> bool:
@@ -67,11 +71,24 @@ class RuleSelection:
     def rules(self) -> tuple[type[Rule], ...]:
         return tuple(rule for rule in ALL_RULES if self.enabled(rule))
 
+    @property
+    def torch_floor(self) -> tuple[int, int] | None:
+        """The oldest PyTorch the code runs on: configured, else declared."""
+        return self.target_torch if self.target_torch is not None else self.declared_torch
+
     def with_ignored(self, more: Iterable[str]) -> RuleSelection:
-        return RuleSelection(self.select, (*self.ignore, *more), self.target_torch, self.extend)
+        return RuleSelection(
+            self.select,
+            (*self.ignore, *more),
+            self.target_torch,
+            self.declared_torch,
+            self.extend,
+        )
 
     def cache_key(self) -> str:
         codes = ",".join(rule.code for rule in self.rules())
-        if self.target_torch is None:
-            return codes
-        return f"{codes};torch>={self.target_torch[0]}.{self.target_torch[1]}"
+        if self.target_torch is not None:
+            codes = f"{codes};torch>={self.target_torch[0]}.{self.target_torch[1]}"
+        if self.declared_torch is not None:
+            codes = f"{codes};requires>={self.declared_torch[0]}.{self.declared_torch[1]}"
+        return codes

@@ -43,7 +43,8 @@ from torchlint.engine import Analysis, Parser, analyze_bytes, analyze_source
 from torchlint.fixer import FixResult, fix_text
 from torchlint.notebook import analyze_notebook, is_notebook
 from torchlint.project.layout import ProjectLayout
-from torchlint.project.project import Project, read_file
+from torchlint.project.project import read_file
+from torchlint.project_view import AnalysisProject, open_project
 from torchlint.selection import RuleSelection
 
 OpenText = Callable[[Path], str | None]
@@ -51,7 +52,7 @@ OpenText = Callable[[Path], str | None]
 
 @dataclass(eq=False)
 class _Entry:
-    project: Project
+    project: AnalysisProject
     lock: threading.Lock = field(default_factory=threading.Lock)
     stale: set[Path] = field(default_factory=set)  # to forget before the next analysis
 
@@ -114,14 +115,14 @@ class Workspace:
             return list(self._entries)
 
     @contextmanager
-    def project(self, path: Path, layout: ProjectLayout | None = None) -> Iterator[Project]:
+    def project(self, path: Path, layout: ProjectLayout | None = None) -> Iterator[AnalysisProject]:
         """The project `path` belongs to (`layout`, when the caller knows it), held for one
         analysis."""
         layout = layout or ProjectLayout.for_file(path)
         with self._guard:
             entry = self._entries.get(layout)
             if entry is None:
-                entry = self._entries[layout] = _Entry(Project(layout, self.read))
+                entry = self._entries[layout] = _Entry(open_project(layout, self.read))
         with entry.lock:
             with self._guard:
                 stale, entry.stale = entry.stale, set()
@@ -162,7 +163,7 @@ class Workspace:
         """`text` (the file `filename`) analysed with the project of `path`; alone when `path`
         is None."""
 
-        def run(project: Project | None) -> Analysis:
+        def run(project: AnalysisProject | None) -> Analysis:
             return analyze_source(
                 text,
                 filename,
@@ -223,7 +224,7 @@ def with_project(
     workspace: Workspace | None,
     path: Path | None,
     layout: ProjectLayout | None,
-    run: Callable[[Project | None], Analysis],
+    run: Callable[[AnalysisProject | None], Analysis],
 ) -> FileRun:
     """`run(project)` for the file at `path`, falling back to `run(None)` (the file alone) when
     anything about the project raises, or when the analysis with the project reports internal

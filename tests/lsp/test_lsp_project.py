@@ -27,7 +27,7 @@ from lsprotocol import types
 
 from torchlint.engine import Analysis, analyze_source
 from torchlint.lsp.text import file_path
-from torchlint.project.project import Project
+from torchlint.project_view import AnalysisProject
 from torchlint.workspace import Workspace, with_project
 
 # Only the tests over stdio: the index's own tests at the end are plain functions.
@@ -298,9 +298,9 @@ def _analysis(errors: list[str], dependencies: dict[Path, str] | None = None) ->
 
 def test_a_project_that_raises_falls_back_to_the_file_alone(tmp_path: Path) -> None:
     index = Workspace(lambda path: None)
-    seen: list[Project | None] = []
+    seen: list[AnalysisProject | None] = []
 
-    def run(project: Project | None) -> Analysis:
+    def run(project: AnalysisProject | None) -> Analysis:
         seen.append(project)
         if project is not None:
             raise RuntimeError("cross-file resolution broke")
@@ -319,7 +319,7 @@ def test_internal_errors_only_with_the_project_fall_back_and_keep_its_files(
     index = Workspace(lambda path: None)
     engine = tmp_path / "engine.py"
 
-    def run(project: Project | None) -> Analysis:
+    def run(project: AnalysisProject | None) -> Analysis:
         if project is None:
             return _analysis([])
         return _analysis(["train.py: internal error while reading the file: boom"], {engine: "h"})
@@ -330,7 +330,7 @@ def test_internal_errors_only_with_the_project_fall_back_and_keep_its_files(
     assert len(result.problems) == 1
 
     # A rule that crashes with or without the project: the project's analysis stands.
-    def crashing(project: Project | None) -> Analysis:
+    def crashing(project: AnalysisProject | None) -> Analysis:
         return _analysis(["train.py: rule TL102 failed: boom"], {engine: "h"} if project else {})
 
     kept = with_project(index, tmp_path / "train.py", None, crashing)

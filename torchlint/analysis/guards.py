@@ -1,8 +1,13 @@
-"""How often a branch runs, judged from the shape of its condition alone."""
+"""How often a branch runs, judged from its condition: a step counter (`step % n == 0`, a
+periodic predicate such as `should_log(step)` or a flag assigned from one) makes it *periodic*;
+values the loop never changes (configuration, `args.loss == "wgan-gp"`) make it *loop-invariant*
+(it runs on every iteration or on none); a rank test makes it rank-dependent; anything else is
+data-dependent."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -12,13 +17,32 @@ from torchlint.analysis.names import dotted, expr_text
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 
 
-def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
-    """How often a branch under `test` (or under `not test`) runs, from its shape alone."""
+# What a name or a call in a condition stands for: the expression a flag was assigned
+# (`log_now = step % 10 == 0`), or what a predicate function returns (`return step % n == 0`).
+Definition = Callable[[cst.BaseExpression], cst.BaseExpression | None]
+
+
+def _no_definition(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    return None
+
+
+def classify_guard(
+    test: cst.BaseExpression,
+    negated: bool,
+    definition: Definition = _no_definition,
+    depth: int = 0,
+) -> GuardKind:
+    """How often a branch under `test` (or under `not test`) runs. `definition` gives what a
+    name or call in the test stands for, when the module shows it."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-        return classify_guard(test.expression, not negated)
+        return classify_guard(test.expression, not negated, definition, depth)
+    if depth < 3 and isinstance(test, cst.Name | cst.Attribute | cst.Call):
+        defined = definition(test)
+        if defined is not None:
+            return classify_guard(defined, negated, definition, depth + 1)
     if type(test) is cst.BooleanOperation:
-        left = classify_guard(test.left, negated)
-        right = classify_guard(test.right, negated)
+        left = classify_guard(test.left, negated, definition, depth)
+        right = classify_guard(test.right, negated, definition, depth)
         conjunction = (type(test.operator) is cst.And) != negated  # De Morgan
         kinds = {left, right}
         if conjunction:
@@ -35,6 +59,10 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         lhs, rhs = test.left, test.comparisons[0].comparator
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
+        if isinstance(op, cst.Equal | cst.NotEqual | cst.In | cst.NotIn) and (
+            _is_text(lhs) or _is_text(rhs)
+        ):
+            return GuardKind.CONFIG  # `args.loss == "wgan-gp"`, `mode in ("train", "val")`
         is_mod = type(lhs) is cst.BinaryOperation and type(lhs.operator) is cst.Modulo
         if type(op) is cst.Equal:
             return GuardKind.PERIODIC if not negated else GuardKind.OTHER
@@ -51,7 +79,7 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
                 return GuardKind.PERIODIC
             return GuardKind.CONFIG
         if isinstance(op, cst.IsNot | cst.Is) and type(rhs) is cst.Name and rhs.value == "None":
-            return GuardKind.CONFIG if (type(op) is cst.IsNot) != negated else GuardKind.OTHER
+            return GuardKind.CONFIG  # `if writer is not None:`, `if plugin is None:`
         return GuardKind.OTHER
     if isinstance(test, cst.Name | cst.Attribute | cst.Call):
         if _mentions_rank(test):
@@ -63,6 +91,8 @@ def classify_guard(test: cst.BaseExpression, negated: bool) -> GuardKind:
         callee = (dotted(test.func) or "") if type(test) is cst.Call else ""
         if callee.endswith(("is_available", "is_initialized")):
             return GuardKind.CONFIG if not negated else GuardKind.OTHER  # set for the whole run
+        if _PERIODIC_FLAG.fullmatch(callee.rsplit(".", 1)[-1]):
+            return GuardKind.PERIODIC if not negated else GuardKind.OTHER  # `should_log(step)`
     return GuardKind.OTHER
 
 
@@ -72,9 +102,24 @@ _PERIODIC_FLAG = re.compile(r"should_\w+|sync_gradients|is_\w+_step|\w+_now|do_\
 _COUNTER = re.compile(r"(^|_)(step|steps|iter|iters|iteration|it|i|j|idx|epoch|batch)($|_)")
 
 
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A string, or a tuple / list of them (`("adam", "adamw")`)."""
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString | cst.FormattedString):
+        return True
+    if isinstance(node, cst.Tuple | cst.List | cst.Set) and node.elements:
+        return all(_is_text(e.value) for e in node.elements)
+    return False
+
+
 def _is_counter(node: cst.BaseExpression) -> bool:
     text = dotted(node)
-    return text is not None and bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
+    return text is not None and is_counter_name(text)
+
+
+def is_counter_name(text: str) -> bool:
+    """`step`, `self.global_step`, `epoch`, `i`: a step counter (its thresholds, warm-up and
+    resume-skip tests, hold on most iterations whatever the loop does to it)."""
+    return bool(_COUNTER.search(text.rsplit(".", 1)[-1]))
 
 
 def _guard_rank(kind: GuardKind) -> int:
@@ -82,5 +127,88 @@ def _guard_rank(kind: GuardKind) -> int:
 
 
 def _mentions_rank(node: cst.BaseExpression) -> bool:
-    text = (dotted(node) or expr_text(node)).lower()
-    return any(word in text for word in _RANK_WORDS)
+    """Whether a name, attribute or string in the expression says rank (`rank == 0`,
+    `accelerator.is_main_process`), read from its nodes (generating its code costs more)."""
+    stack: list[cst.BaseExpression] = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name or kind is cst.SimpleString:
+            text = current.value  # type: ignore[attr-defined]
+        elif kind is cst.Attribute:
+            assert isinstance(current, cst.Attribute)
+            stack.append(current.value)
+            text = current.attr.value
+        elif kind is cst.Call:
+            assert isinstance(current, cst.Call)
+            stack.append(current.func)
+            stack.extend(a.value for a in current.args)
+            continue
+        elif kind is cst.Comparison:
+            assert isinstance(current, cst.Comparison)
+            stack.append(current.left)
+            stack.extend(c.comparator for c in current.comparisons)
+            continue
+        elif kind is cst.BinaryOperation or kind is cst.BooleanOperation:
+            stack.append(current.left)  # type: ignore[attr-defined]
+            stack.append(current.right)  # type: ignore[attr-defined]
+            continue
+        elif kind is cst.Integer or kind is cst.Float:
+            continue
+        else:
+            text = expr_text(current)
+        lowered = text.lower()
+        if any(word in lowered for word in _RANK_WORDS):
+            return True
+    return False
+
+
+def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:
+    """The truth of `test` when the names it reads are the literals `consts` (the arguments
+    one call passes: `reduction="none"`), else None."""
+    if type(test) is cst.Name:
+        return bool(consts[test.value]) if test.value in consts else None
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = decided(test.expression, consts)
+        return None if inner is None else not inner
+    if type(test) is cst.BooleanOperation:
+        sides = (decided(test.left, consts), decided(test.right, consts))
+        if type(test.operator) is cst.And:
+            return False if False in sides else (None if None in sides else True)
+        return True if True in sides else (None if None in sides else False)
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
+        name = test.left
+        if type(name) is not cst.Name or name.value not in consts:
+            return None
+        value = consts[name.value]
+        target = test.comparisons[0]
+        other = _literal(target.comparator)
+        if other is _UNKNOWN:
+            return None
+        op = target.operator
+        if isinstance(op, cst.Equal | cst.Is):
+            return value == other
+        if isinstance(op, cst.NotEqual | cst.IsNot):
+            return value != other
+        if isinstance(op, cst.In | cst.NotIn) and isinstance(other, tuple):
+            return (value in other) == isinstance(op, cst.In)
+    return None
+
+
+_UNKNOWN = object()
+
+
+def _literal(node: cst.BaseExpression) -> object:
+    if isinstance(node, cst.Tuple | cst.List):
+        items = tuple(_literal(e.value) for e in node.elements)
+        return _UNKNOWN if _UNKNOWN in items else items
+    if type(node) is cst.SimpleString:
+        try:
+            return node.evaluated_value
+        except Exception:
+            return _UNKNOWN
+    if type(node) is cst.Integer:
+        return int(node.value, 0) if node.value.isdigit() else _UNKNOWN
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return _UNKNOWN

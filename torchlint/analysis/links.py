@@ -12,9 +12,12 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
+from torchlint.analysis.flow import Flow, argument_of
 from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
+from torchlint.analysis.names import dotted
 from torchlint.analysis.resolve import call_binding
+from torchlint.analysis.values import Value, What
 
 MAX_CALL_LEVELS = 3
 
@@ -52,8 +55,9 @@ class LoaderArgs:
 class ObjectLinks:
     """Answers `loaders_of(loop)` for one module."""
 
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, flow: Flow | None = None) -> None:
         self.facts = facts
+        self.flow = flow if flow is not None else Flow(facts)
         self.callers: dict[int, list[Event]] = {}
         for scope in facts.scopes:
             for event in scope.events:
@@ -66,7 +70,48 @@ class ObjectLinks:
             for loader in self.resolve(source, loop.scope):
                 if loader.role == "dataloader" and loader not in found:
                     found.append(loader)
+        for value in loop.source_values:  # a loader a factory (of any project file) returns
+            resolved = self.flow.resolve(value)
+            site = resolved.site
+            if resolved.what is not What.LOADER or not isinstance(site, cst.Call):
+                continue
+            if any(obj.node is site for obj in found):
+                continue
+            built = next((c for c in self.facts.constructed if c.node is site), None)
+            if built is None:
+                named_at = self._named_at(value)
+                named = dotted(named_at) if isinstance(named_at, cst.BaseExpression) else None
+                text = named or resolved.text or value.text or loop.iter_text
+                built = ConstructedObject(
+                    "dataloader",
+                    text,
+                    resolved.cls or "",
+                    site,
+                    loop.scope,
+                    value=resolved,
+                    named_at=named_at,
+                )
+            found.append(built)
         return found
+
+    def _named_at(self, value: Value) -> cst.CSTNode | None:
+        """Where this module names the value a loop iterates (following references inside
+        this module: a parameter to the argument its caller passed)."""
+        seen = 0
+        while value.bound_at is None and value.ref is not None and seen < 4:
+            seen += 1
+            ref = value.ref
+            if ref.how == "param" and isinstance(ref.target, Scope):
+                sites = self.flow.callers_of(ref.target)
+                argument = argument_of(sites[0], ref.target, ref.name) if sites else None
+                if argument is None:
+                    return None
+                value = argument
+            elif ref.how == "item" and isinstance(ref.target, Value):
+                value = ref.target
+            else:
+                return None
+        return value.bound_at
 
     def resolve(self, text: str, scope: Scope, level: int = 0) -> list[ConstructedObject]:
         """The constructions `text` may hold in `scope`, following parameters to call sites."""

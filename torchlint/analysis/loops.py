@@ -4,11 +4,13 @@ receivers renamed into the loop's own terms through the arguments of each call."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import libcst as cst
 
+from torchlint.analysis.flow import NO_BINDING, Binding, bind_call
+from torchlint.analysis.guards import decided
 from torchlint.analysis.model import (
     CallFrame,
     Event,
@@ -39,6 +41,14 @@ class IterEvent:
     site: Event  # the event in the loop's own scope through which this one is reached
     subject_is_tensor: bool | None
     index: int
+    # The values of the parameters of the calls through which the loop reaches the event.
+    binding: Binding
+    # BACKWARD: the modules the loss was computed by, in the loop's terms.
+    reach: frozenset[str] = frozenset()
+    # The receiver is an object a function the loop calls makes for itself (a model that
+    # `evaluate()` loads, a model that each `train()` of a hyper-parameter search builds):
+    # not one of the loop's own objects, even when the names agree.
+    local: bool = False
 
     @cached_property
     def depth(self) -> int:
@@ -124,6 +134,7 @@ class IterEvent:
 class LoopModel:
     loop: LoopFrame
     events: list[IterEvent]
+    memo: dict[str, object] = field(default_factory=dict)  # derived facts, computed once
 
     def of(self, *kinds: Kind) -> list[IterEvent]:
         return [e for e in self.events if e.kind in kinds]
@@ -180,17 +191,21 @@ class LoopModels:
                 continue
             frames = event.path[position + 1 :]
             self._add(events, event, frames, event.receiver, event, event.subject_is_tensor, loop)
-            if event.kind is Kind.CALL and event.callee is not None:
-                binding = call_binding(event, event.callee)
+            callee = self.callee_of(event, NO_BINDING)
+            if event.kind is Kind.CALL and callee is not None:
+                binding = call_binding(event, callee)
                 self._expand(
                     events,
-                    event.callee,
-                    (*frames, CallFrame(event, event.callee)),
+                    callee,
+                    (*frames, CallFrame(event, callee)),
                     binding,
                     event.tensor_params,
                     event,
-                    (loop.scope, event.callee),
+                    (loop.scope, callee),
                     loop,
+                    bind_call(event, callee, self.roles.flow),
+                    frozenset(),
+                    call_consts(event, callee),
                 )
         return LoopModel(loop, events)
 
@@ -204,21 +219,43 @@ class LoopModels:
         site: Event,
         stack: tuple[Scope, ...],
         loop: LoopFrame,
+        values: Binding,
+        local_params: frozenset[str],
+        consts: dict[str, object] | None = None,
     ) -> None:
+        """Add the events of `scope`, called from the loop, in the loop's terms.
+        `local_params` are the parameters bound to objects local to a function between the
+        loop and `scope`."""
         if len(stack) > MAX_CALL_DEPTH:
             return
+
+        def is_local(text: str | None) -> bool:
+            root = text.split(".", 1)[0].split("[", 1)[0] if text else ""
+            if root in binding:
+                return root in local_params
+            if root in scope.params and root != "self":
+                return True  # passed as an expression (`model=load(path)`): not a loop name
+            return root != "self" and root in scope.bound
+
         for event in scope.events:
             if len(out) >= MAX_EVENTS_PER_LOOP:
                 return
+            if consts and _dead(event, consts):
+                continue  # `if reduction == "mean":` in a helper called with "none"
             frames = prefix + event.path
             receiver = rebind(event.receiver, binding) if event.receiver else None
             is_tensor = event.subject_is_tensor
             if is_tensor is None and event.subject is not None:
                 is_tensor = True if event.subject in tensor_params else None
-            self._add(out, event, frames, receiver, site, is_tensor, loop)
-            callee = event.callee
+            reach = frozenset(rebind(t, binding) for t in event.reach) if event.reach else None
+            self._add(
+                out, event, frames, receiver, site, is_tensor, loop, values, reach,
+                is_local(event.receiver),
+            )  # fmt: skip
+            callee = self.callee_of(event, values)
             if event.kind is Kind.CALL and callee is not None and callee not in stack:
-                inner = call_binding(event, callee)
+                inner_texts = call_binding(event, callee)
+                inner = dict(inner_texts)
                 inner = {k: rebind(v, binding) for k, v in inner.items()}
                 inner_tensors = set(event.tensor_params)
                 params = list(callee.params)
@@ -234,6 +271,9 @@ class LoopModels:
                     site,
                     (*stack, callee),
                     loop,
+                    bind_call(event, callee, self.roles.flow, values),
+                    frozenset(p for p, text in inner_texts.items() if is_local(text)),
+                    call_consts(event, callee),
                 )
 
     def _add(
@@ -245,6 +285,9 @@ class LoopModels:
         site: Event,
         is_tensor: bool | None,
         loop: LoopFrame,
+        values: Binding = NO_BINDING,
+        reach: frozenset[str] | None = None,
+        local: bool = False,
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
@@ -252,12 +295,69 @@ class LoopModels:
             event = replace(event, node=event.node.with_changes())
             self.foreign_nodes[id(event.node)] = (original.node, site, original)
         if kind is Kind.MAYBE_STEP:
-            role = self.roles.role(receiver, loop.scope)
+            role = self.roles.event_role(event, receiver, values)
             if role == "optimizer":
                 kind = Kind.STEP
             elif role == "scheduler":
                 kind = Kind.SCHEDULER_STEP
-        out.append(IterEvent(event, kind, frames, receiver, site, is_tensor, len(out)))
+        out.append(
+            IterEvent(
+                event,
+                kind,
+                frames,
+                receiver,
+                site,
+                is_tensor,
+                len(out),
+                values,
+                event.reach if reach is None else reach,
+                local,
+            )
+        )
+
+    def callee_of(self, event: Event, values: Binding) -> Scope | None:
+        """What a call runs: the function or method it names, else, for a call of an object
+        (`loss_scaler(loss, optimizer)`, a parameter bound to an instance), its class's
+        `__call__` (or the method called on it)."""
+        if event.kind is not Kind.CALL:
+            return None
+        callee = event.callee
+        if callee is not None or event.obj is None:
+            return callee
+        return self.roles.flow.method_of(event, values)
+
+
+def call_consts(event: Event, callee: Scope) -> dict[str, object]:
+    """The parameters of `callee` that the call `event` leaves at a literal: literal arguments,
+    and literal defaults of parameters it does not pass."""
+    params = list(callee.params)
+    if callee.class_name is not None and params and event.callee_ref[0] != "name":
+        params = params[1:]  # self
+    consts = dict(callee.param_consts)
+    passed = dict(event.arg_consts)
+    for index in range(len(event.arg_texts)):
+        if index < len(params):
+            name = params[index]
+            if index in passed:
+                consts[name] = passed[index]
+            else:
+                consts.pop(name, None)
+    for key, _ in event.kwarg_texts:
+        if key in passed:
+            consts[key] = passed[key]
+        else:
+            consts.pop(key, None)
+    return consts
+
+
+def _dead(event: Event, consts: dict[str, object]) -> bool:
+    """The event sits in a branch that the literal arguments of the call rule out."""
+    for frame in event.path:
+        if isinstance(frame, GuardFrame) and type(frame.node) is cst.If:
+            truth = decided(frame.node.test, consts)
+            if truth is not None and truth != (frame.branch == 0):
+                return True
+    return False
 
 
 def _index_of(path: tuple[Frame, ...], loop: LoopFrame) -> int:

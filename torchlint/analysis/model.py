@@ -9,14 +9,16 @@ exception handlers.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
 if TYPE_CHECKING:
-    from torchlint.project.project import SourceRef
+    from torchlint.analysis.names import ImportTable
+    from torchlint.analysis.protocol import Origin
+    from torchlint.analysis.values import Value
 
 
 class Kind(enum.Enum):
@@ -68,24 +70,36 @@ class LoopFrame:
     outer: tuple[Frame, ...] = ()
     order: int = 0  # position in the module, in walk order (compare with ConstructedObject)
     # What the loop iterates, in the scope's terms: `loader` for `enumerate(tqdm(loader))`,
-    # both loaders of a `zip`, the loader behind `next(it)` when `it = iter(loader)`.
+    # both loaders of a `zip`, the loader behind `next(it)` when `it = iter(loader)`; and the
+    # values they hold (a loader a factory returned: see values.py).
     sources: list[str] = field(default_factory=list)
+    source_values: list[Value] = field(default_factory=list)
 
     @property
     def label(self) -> str:
         return f"for-loop over `{self.iter_text}`" if self.iter_text else "while-loop"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class GuardFrame:
+    """A branch of an `if` (or `except`, `case`). Its kind is first judged from the test; a
+    flag-like test that reads a name its loop assigns is then data-dependent, not
+    loop-invariant (the walker revises `kind` when the loop ends)."""
+
     node: cst.CSTNode  # the `if` (or `except`, `case`) deciding this branch
     branch: int  # 0: the body, 1: the else branch (or the code after `if cond: continue`)
     kind: GuardKind
     condition: str = ""  # the test as written: two `if use_amp:` blocks branch together
+    reads: frozenset[str] = frozenset()  # the names (dotted) the test reads
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False)
 class WithFrame:
+    """A `with` item, or a decorator. A decorator of the project that may apply `no_grad`
+    (`@smart_inference_mode()`) is kept as OTHER during the walk, and set to NO_GRAD by
+    resolution once the project's functions are known (the frames are shared by every event
+    path, so the change reaches them all)."""
+
     node: cst.CSTNode  # the `with` statement or the decorator
     kind: WithKind
     text: str  # the context expression as written
@@ -141,6 +155,15 @@ class Event:
     kwarg_texts: tuple[tuple[str, str], ...] = ()
     tensor_params: frozenset[str] = frozenset()  # filled on resolution: params bound to tensors
     tensor_args: frozenset[int | str] = frozenset()  # arg positions / keywords holding tensors
+    # The object the receiver holds where the event happens (`optimizer` in `optimizer.step()`,
+    # the callee of a call), and for calls the values of the arguments: see values.py.
+    obj: Value | None = None
+    # CALL: the literal arguments (`reduction="none"`), by position or keyword.
+    arg_consts: tuple[tuple[int | str, object], ...] = ()
+    # BACKWARD: the modules whose calls computed the loss (see Value.reach).
+    reach: frozenset[str] = frozenset()
+    arg_values: tuple[Value, ...] = ()
+    kwarg_values: tuple[tuple[str, Value], ...] = ()
 
     @property
     def loops(self) -> tuple[LoopFrame, ...]:
@@ -198,7 +221,22 @@ class Scope:
     # For each `return Constructor(...)`: the constructed role (`tensor-dataset`), else None.
     returned_roles: list[str | None] = field(default_factory=list)
     # Set on the scopes of another project file collected for its callers (None: this file).
-    source: SourceRef | None = None
+    source: Origin | None = None
+    # The objects each `return` gives, and the defaults of parameters (see values.py).
+    return_values: list[Value] = field(default_factory=list)
+    param_defaults: dict[str, Value] = field(default_factory=dict)
+    param_consts: dict[str, object] = field(default_factory=dict)  # literal defaults
+    # What each `return` returns, and whether gradients are off there (for decorators that
+    # wrap a function: `return torch.no_grad()(fn)`, `with torch.no_grad(): return fn(*a)`).
+    return_nodes: list[cst.BaseExpression] = field(default_factory=list)
+    return_no_grad: list[bool] = field(default_factory=list)
+    imports: ImportTable | None = None  # module scopes: the module's imports
+    # Functions: the names they bind themselves (not parameters): objects of their own.
+    bound: frozenset[str] = frozenset()
+    # The modules the returned tensors were computed by, as written in the function, and
+    # whether each return carries the autograd graph (True / False / None: unknown).
+    return_reach: frozenset[str] = frozenset()
+    return_graphs: list[bool | None] = field(default_factory=list)
 
     @property
     def returns_softmax(self) -> str | None:
@@ -214,6 +252,14 @@ class Scope:
         return self.parent is None
 
     @property
+    def module_imports(self) -> ImportTable | None:
+        """The imports of the module this scope belongs to."""
+        scope: Scope | None = self
+        while scope is not None and scope.parent is not None:
+            scope = scope.parent
+        return scope.imports if scope is not None else None
+
+    @property
     def display_name(self) -> str:
         return "module level" if self.is_module else f"`{self.qualname}()`"
 
@@ -224,6 +270,8 @@ class ClassInfo:
     node: cst.ClassDef
     bases: tuple[str, ...]
     methods: dict[str, Scope] = field(default_factory=dict)
+    # `self.x = ...` anywhere in the class: every value `x` is assigned.
+    attributes: dict[str, list[Value]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -238,6 +286,9 @@ class ConstructedObject:
     enabled: bool | None = True  # for scalers: False when built with enabled=False
     params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`
     order: int = 0  # position in the module, in walk order (compare with LoopFrame.order)
+    value: Value | None = None  # loaders: what the construction evaluates to (its arguments)
+    # Loaders found through values: where this module names them (a factory's result).
+    named_at: cst.CSTNode | None = None
 
 
 def visible_from(obj: ConstructedObject, scope: Scope) -> bool:
@@ -250,4 +301,15 @@ def visible_from(obj: ConstructedObject, scope: Scope) -> bool:
         if obj.scope is current:
             return True
         current = current.parent
+    return False
+
+
+def grad_disabled(frames: Sequence[Frame]) -> bool:
+    """Whether gradients are off at the innermost point of `frames`."""
+    for frame in reversed(frames):
+        if isinstance(frame, WithFrame):
+            if frame.kind is WithKind.NO_GRAD:
+                return True
+            if frame.kind is WithKind.ENABLE_GRAD:
+                return False
     return False

@@ -128,10 +128,16 @@ def looks_like_model(text: str) -> bool:
 class ImportTable:
     """Local names bound by imports, mapped to the qualified names they stand for."""
 
-    def __init__(self, relative: Callable[[int, str | None], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        relative: Callable[[int, str | None], str | None] | None = None,
+        star: Callable[[str], frozenset[str] | None] | None = None,
+    ) -> None:
         self.aliases: dict[str, str] = {}
         # Makes `from ..data import x` absolute (None: relative imports are not read).
         self._relative = relative
+        # The names `from module import *` binds, for modules of the project (None: unknown).
+        self._star = star
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -145,14 +151,17 @@ class ImportTable:
                 self.aliases[head] = head
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         module = dotted(node.module) if node.module is not None else None
         if node.relative:
             if self._relative is None:
                 return
             module = self._relative(len(node.relative), module)
         if module is None:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            names = self._star(module) if self._star is not None else None
+            for name in names or ():  # `from utils.datasets import *` of a project module
+                self.aliases.setdefault(name, f"{module}.{name}")
             return
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
@@ -172,85 +181,3 @@ class ImportTable:
         if target is None:
             return None
         return f"{target}.{rest}" if rest else target
-
-
-# --- What constructors build ------------------------------------------------------------------
-
-_SCALER_CLASSES = {
-    "torch.cuda.amp.GradScaler",
-    "torch.amp.GradScaler",
-    "torch.GradScaler",
-    "torch.cpu.amp.GradScaler",
-    "torch.amp.grad_scaler.GradScaler",
-    "torch.cuda.amp.grad_scaler.GradScaler",
-    "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
-}
-_SCHEDULER_PREFIXES = (
-    "torch.optim.lr_scheduler.",
-    "timm.scheduler.",
-    "torch.optim.swa_utils.SWALR",
-)
-_SCHEDULER_FACTORIES = re.compile(r"^transformers(\.optimization)?\.get_\w*schedule\w*$")
-_OPTIMIZER_PREFIXES = (
-    "torch.optim.",
-    "bitsandbytes.optim.",
-    "bnb.optim.",
-    "apex.optimizers.",
-    "timm.optim.",
-    "deepspeed.ops.",
-    "torch.distributed.optim.",
-    "transformers.AdamW",
-    "transformers.Adafactor",
-    "transformers.optimization.",
-)
-_DATALOADER_CLASSES = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
-_OTHER_ROLES = {
-    "torch.utils.data.DistributedSampler": "distributed-sampler",
-    "torch.utils.data.distributed.DistributedSampler": "distributed-sampler",
-    "torch.nn.Softmax": "softmax",
-    "torch.nn.LogSoftmax": "log_softmax",
-    "torch.nn.CrossEntropyLoss": "cross-entropy",
-    "torch.nn.modules.loss.CrossEntropyLoss": "cross-entropy",
-    "torch.nn.NLLLoss": "nll-loss",
-    "torch.nn.Sequential": "sequential",
-    "torch.utils.data.TensorDataset": "tensor-dataset",
-    "torch.utils.data.random_split": "subset",
-    "torch.utils.data.Subset": "subset",
-    "torch.utils.data.dataset.random_split": "subset",
-    "torch.utils.data.dataset.TensorDataset": "tensor-dataset",
-}
-
-
-def constructor_role(qualname: str) -> str | None:
-    if qualname in _SCALER_CLASSES:
-        return "scaler"
-    if qualname in _DATALOADER_CLASSES:
-        return "dataloader"
-    if qualname in _OTHER_ROLES:
-        return _OTHER_ROLES[qualname]
-    if qualname.startswith(_SCHEDULER_PREFIXES) or _SCHEDULER_FACTORIES.match(qualname):
-        return "scheduler"
-    if qualname.startswith(_OPTIMIZER_PREFIXES):
-        last = qualname.rsplit(".", 1)[-1]
-        if last[:1].isupper() or last.startswith("create_optimizer"):
-            return "optimizer"
-    return None
-
-
-AUTOCAST_FUNCTIONS = {
-    "torch.autocast": None,
-    "torch.amp.autocast": None,
-    "torch.amp.autocast_mode.autocast": None,
-    "torch.cuda.amp.autocast": "cuda",
-    "torch.cuda.amp.autocast_mode.autocast": "cuda",
-    "torch.cpu.amp.autocast": "cpu",
-}
-NO_GRAD_FUNCTIONS = {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"}
-ENABLE_GRAD_FUNCTIONS = {"torch.enable_grad", "torch.autograd.enable_grad"}
-PROFILE_FUNCTIONS = {
-    "torch.profiler.profile",
-    "torch.autograd.profiler.profile",
-    "torch.profiler.record_function",
-    "torch.autograd.profiler.record_function",
-    "torch.cuda.nvtx.range",
-}

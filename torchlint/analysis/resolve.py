@@ -5,25 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
-from torchlint.analysis.collect import ModuleFacts
-from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope
+import libcst as cst
+
+from torchlint.analysis.apis import NO_GRAD_FUNCTIONS
+from torchlint.analysis.facts import ModuleFacts
+from torchlint.analysis.flow import NO_BINDING, Binding, Flow
+from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope, WithKind
 from torchlint.analysis.names import (
     looks_like_optimizer,
     looks_like_scaler,
     looks_like_scheduler,
 )
-
-if TYPE_CHECKING:
-    from torchlint.project.project import FileContext
+from torchlint.analysis.protocol import ProjectView
+from torchlint.analysis.values import Value, What
 
 
 class Roles:
-    """What a receiver is (`optimizer`, `scheduler`, `scaler`, `dataloader`, `instance`), from the
-    objects the module constructs, falling back to what its name says."""
+    """What a receiver is (`optimizer`, `scheduler`, `scaler`, `dataloader`, `instance`): the
+    object its value resolves to (see flow.py), else the objects the module constructs under
+    that name, else what its name says."""
 
-    def __init__(self, facts: ModuleFacts) -> None:
+    def __init__(self, facts: ModuleFacts, flow: Flow | None = None) -> None:
+        self.flow = flow if flow is not None else Flow(facts)
         self._by_target: dict[str, list[tuple[str, Scope]]] = {}
         self._owners: dict[str, str] = {}
         for obj in facts.constructed:
@@ -49,6 +53,25 @@ class Roles:
             return None
         return entries[0][0]
 
+    def object_of(self, event: Event, binding: Binding = NO_BINDING) -> Value:
+        """The object an event's receiver holds, references resolved (in `binding`, the
+        parameters of the calls through which a loop reaches the event)."""
+        return self.flow.resolve(event.obj, binding)
+
+    def event_role(
+        self, event: Event, receiver: str | None, binding: Binding = NO_BINDING
+    ) -> str | None:
+        """The role of the object an event acts on: from its value when that is known, else
+        from the receiver's text (`receiver`, in the loop's terms)."""
+        value = self.object_of(event, binding)
+        role = _ROLE_OF.get(value.what)
+        if role is not None:
+            return role
+        role = self.role(receiver, event.scope)
+        if role == "scheduler" and not _lr_step_arguments(event.node):
+            return None  # `pp_schedule.step(inputs, target=labels)`: runs micro-batches
+        return role
+
     def role(self, text: str | None, scope: Scope | None = None) -> str | None:
         if not text:
             return None
@@ -66,23 +89,123 @@ class Roles:
         return None
 
 
-def resolve(facts: ModuleFacts, project: FileContext | None = None) -> Roles:
-    roles = Roles(facts)
+def _lr_step_arguments(node: cst.CSTNode) -> bool:
+    """Whether a `.step(...)` call could be an LR scheduler's: `step()`, `step(epoch)`,
+    `step(val_loss)` (`ReduceLROnPlateau`), timm's `step(epoch, metric)`, `step(epoch=...)`; not a
+    pipeline-parallel schedule's `step(*inputs, target=..., losses=...)`."""
+    if type(node) is not cst.Call:
+        return True
+    positional = [a for a in node.args if a.keyword is None]
+    if len(positional) > 2 or any(a.star for a in node.args):
+        return False
+    return all(a.keyword.value in ("epoch", "metrics") for a in node.args if a.keyword is not None)
+
+
+_ROLE_OF = {
+    What.OPTIMIZER: "optimizer",
+    What.SCHEDULER: "scheduler",
+    What.SCALER: "scaler",
+    What.LOADER: "dataloader",
+}
+
+
+def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
+    roles = Roles(facts, Flow(facts, project))
     for scope in facts.scopes:
+        for frame in scope.decorators:
+            node = frame.node
+            if (
+                frame.kind is WithKind.OTHER
+                and type(node) is cst.Decorator
+                and applies_no_grad(node.decorator, scope.parent or scope, facts, project)
+            ):
+                frame.kind = WithKind.NO_GRAD  # `@smart_inference_mode()`
+    for scope in facts.scopes:  # every call linked first: parameters resolve through them
         for event in scope.events:
-            if event.kind is Kind.MAYBE_STEP:
-                _classify_step(event, roles)
-            elif event.kind is Kind.CALL:
+            if event.kind is Kind.CALL:
                 event.local_callee = _resolve_call(event, facts, roles)
                 if event.local_callee is not None:
                     event.tensor_params = _tensor_params(event, event.local_callee)
                 elif project is not None:
                     event.external = _external_callee(event, facts, project)
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind is Kind.MAYBE_STEP:
+                _classify_step(event, roles)
     return roles
 
 
+def applies_no_grad(
+    expr: cst.BaseExpression,
+    where: Scope,
+    facts: ModuleFacts,
+    project: ProjectView | None,
+    depth: int = 0,
+) -> bool:
+    """Whether the decorator `expr` (written in `where`) turns gradients off for the function
+    it decorates: `torch.no_grad()` itself, or a function of this module or the project that
+    returns one (`(torch.inference_mode if new else torch.no_grad)()(fn)`), returns a wrapper
+    that calls the function under one, or is such a factory's result."""
+    if depth > 4:
+        return False
+    imports = where.module_imports or facts.imports
+    if type(expr) is cst.IfExp:
+        return applies_no_grad(expr.body, where, facts, project, depth + 1) and applies_no_grad(
+            expr.orelse, where, facts, project, depth + 1
+        )
+    func = expr.func if type(expr) is cst.Call else expr
+    qual = imports.qualify(func)
+    if qual in NO_GRAD_FUNCTIONS:
+        return True
+    if type(expr) is cst.Call and isinstance(expr.func, cst.Call | cst.IfExp):
+        return applies_no_grad(expr.func, where, facts, project, depth + 1)  # `no_grad()(fn)`
+    function = _function_named(func, where, facts, project, qual)
+    if function is None or not function.return_nodes:
+        return False
+    if all(function.return_no_grad):
+        return True  # `with torch.no_grad(): return fn(*args)`
+    for returned in function.return_nodes:
+        inner = function.local_defs.get(returned.value) if type(returned) is cst.Name else None
+        if inner is not None and inner.return_nodes and all(inner.return_no_grad):
+            return True
+        target = inner if inner is not None else function
+        nodes = inner.return_nodes if inner is not None else [returned]
+        if any(applies_no_grad(n, target, facts, project, depth + 1) for n in nodes):
+            return True
+    return False
+
+
+def _function_named(
+    func: cst.BaseExpression,
+    where: Scope,
+    facts: ModuleFacts,
+    project: ProjectView | None,
+    qual: str | None,
+) -> Scope | None:
+    """The function `func` names in `where`: a local or module function, or (for a scope of
+    the module being resolved) a function of another project file it imports."""
+    ours = _module_of(where) is facts.module_scope
+    if type(func) is cst.Name:
+        current: Scope | None = where
+        while current is not None:
+            if func.value in current.local_defs:
+                return current.local_defs[func.value]
+            current = current.parent
+        if ours and func.value in facts.functions:
+            return facts.functions[func.value]
+    if ours and qual is not None and project is not None and project.is_project(qual):
+        return project.function_scope(qual)
+    return None
+
+
+def _module_of(scope: Scope) -> Scope:
+    while scope.parent is not None:
+        scope = scope.parent
+    return scope
+
+
 def _external_callee(
-    event: Event, facts: ModuleFacts, project: FileContext
+    event: Event, facts: ModuleFacts, project: ProjectView
 ) -> ExternalCallee | None:
     """A call that runs a function or method of another project file: `evaluate(...)` after
     `from engine import evaluate`, `trainer.step(...)` on an imported class's instance, or an
@@ -116,7 +239,7 @@ def _external_callee(
             event.tensor_params = _tensor_params(event, scope)
         return scope
 
-    return ExternalCallee(found, project.project.generation)
+    return ExternalCallee(found, project.generation)
 
 
 def _foreign_bases(facts: ModuleFacts, cls: ClassInfo | None, depth: int = 0) -> list[str]:
@@ -135,7 +258,7 @@ def _foreign_bases(facts: ModuleFacts, cls: ClassInfo | None, depth: int = 0) ->
     return found
 
 
-def _first_method(project: FileContext, classes: tuple[str, ...], method: str) -> Scope | None:
+def _first_method(project: ProjectView, classes: tuple[str, ...], method: str) -> Scope | None:
     for qualified in classes:
         scope = project.method_scope(qualified, method)
         if scope is not None:
@@ -144,7 +267,7 @@ def _first_method(project: FileContext, classes: tuple[str, ...], method: str) -
 
 
 def _classify_step(event: Event, roles: Roles) -> None:
-    role = roles.role(event.receiver, event.scope)
+    role = roles.event_role(event, event.receiver)
     if role == "optimizer":
         event.kind = Kind.STEP
         event.via = "optimizer"
@@ -162,39 +285,52 @@ def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | Non
             if name in current.local_defs:
                 return current.local_defs[name]
             current = current.parent
+        if name in facts.classes and name not in facts.functions:
+            init = facts.find_method(facts.classes[name], "__init__")
+            if init is not None:
+                event.callee_ref = ("new", name)  # `Trainer(loader, model)`: its `__init__`
+            return init
         return facts.functions.get(name)
     if ref[0] == "super":
         cls = facts.classes.get(scope.class_name or "")
         if cls is None:
             return None
         for base in cls.bases:
-            found = _find_method(facts, facts.classes.get(base), ref[1], set())
+            found = facts.find_method(facts.classes.get(base), ref[1])
             if found is not None:
                 return found
         return None
     if ref[0] == "method":
         receiver, method = ref[1], ref[2]
         if receiver == "self":
-            return _find_method(facts, facts.classes.get(scope.class_name or ""), method, set())
+            own = facts.find_method(facts.classes.get(scope.class_name or ""), method)
+            return own if own is not None else _in_subclass(facts, scope.class_name, method)
         for obj in facts.constructed:
             if obj.role == "instance" and obj.target == receiver:
-                return _find_method(facts, facts.classes.get(obj.qualname), method, set())
+                return facts.find_method(facts.classes.get(obj.qualname), method)
     return None
 
 
-def _find_method(
-    facts: ModuleFacts, cls: ClassInfo | None, method: str, seen: set[str]
-) -> Scope | None:
-    if cls is None or cls.name in seen:
+def _in_subclass(facts: ModuleFacts, class_name: str | None, method: str) -> Scope | None:
+    """`self._valid_epoch()` in a base class that leaves it to a subclass: the subclass's
+    method, when exactly one class of the module derives from it and defines one."""
+    if class_name is None:
         return None
-    seen.add(cls.name)
-    if method in cls.methods:
-        return cls.methods[method]
-    for base in cls.bases:
-        found = _find_method(facts, facts.classes.get(base), method, seen)
-        if found is not None:
-            return found
-    return None
+    found: list[Scope] = []
+    for cls in facts.classes.values():
+        if cls.name != class_name and method in cls.methods and _derives(facts, cls, class_name):
+            found.append(cls.methods[method])
+    return found[0] if len(found) == 1 else None
+
+
+def _derives(facts: ModuleFacts, cls: ClassInfo, base: str, depth: int = 0) -> bool:
+    if depth > 6:
+        return False
+    for name in cls.bases:
+        parent = facts.classes.get(name)
+        if name == base or (parent is not None and _derives(facts, parent, base, depth + 1)):
+            return True
+    return False
 
 
 def _tensor_params(event: Event, callee: Scope) -> frozenset[str]:
@@ -218,7 +354,10 @@ def call_binding(event: Event, callee: Scope) -> dict[str, str]:
     if callee.class_name is not None and params and event.callee_ref[0] != "name":
         self_param = params.pop(0)
         ref = event.callee_ref
-        binding[self_param] = ref[1] if ref[0] == "method" else "self"
+        if ref[0] == "new":
+            binding[self_param] = f"{ref[1]}()"  # the object being built, no name of the caller's
+        else:
+            binding[self_param] = ref[1] if ref[0] == "method" else "self"
     for param, text in zip(params, event.arg_texts, strict=False):
         if text:
             binding[param] = text

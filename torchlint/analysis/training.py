@@ -6,9 +6,19 @@ import re
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Event, Frame, Kind, LoopFrame, Scope, WithFrame, WithKind
+from torchlint.analysis.model import (
+    Event,
+    Frame,
+    GuardFrame,
+    Kind,
+    LoopFrame,
+    Scope,
+    WithFrame,
+    WithKind,
+    grad_disabled,
+)
 from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
 from torchlint.analysis.resolve import Roles
 
@@ -58,9 +68,18 @@ def may_clear(e: IterEvent, roles: Roles) -> bool:
     return False
 
 
-def scope_may_step(scope: Scope, roles: Roles, outside: LoopFrame | None = None) -> bool:
-    """Whether `scope` (outside `outside`, when given) or a function it calls may step."""
+def scope_may_step(
+    scope: Scope, roles: Roles, outside: LoopFrame | None = None, named: str | None = None
+) -> bool:
+    """Whether `scope` (outside `outside`, when given) or a function it calls may step (the
+    optimizer written `named`, when given)."""
     seen: set[int] = set()
+
+    def steps(event: Event) -> bool:
+        if named is None or event.kind is Kind.GRAD_READ:
+            return True
+        receiver = (event.receiver or "").removeprefix("self.")
+        return receiver == named or (event.kind is Kind.MAYBE_STEP and not event.receiver)
 
     def visit(current: Scope, depth: int) -> bool:
         if id(current) in seen or depth > 4:
@@ -69,11 +88,19 @@ def scope_may_step(scope: Scope, roles: Roles, outside: LoopFrame | None = None)
         for event in current.events:
             if outside is not None and current is scope and outside in event.path:
                 continue
-            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
+            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and steps(event):
                 return True
             if event.kind is Kind.CALL:
                 if event.callee is not None:
                     if visit(event.callee, depth + 1):
+                        return True
+                elif named is not None:
+                    # One optimizer's step: a call named like a step (handed that optimizer,
+                    # or none), not one that only receives it (`adjust_learning_rate(opt)`).
+                    texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
+                    if any(w in _called_name(event) for w in _UPDATE_WORDS) and (
+                        named in texts or not passes_optimizer(event, roles)
+                    ):
                         return True
                 elif any(w in _called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
                     event, roles
@@ -100,6 +127,8 @@ def clears_all_gradients(e: IterEvent, roles: Roles) -> bool:
         return False
     if e.event.method == "grad":  # `p.grad = None` inside `for p in X.parameters()`
         for frame in reversed(e.frames):
+            if isinstance(frame, GuardFrame):
+                return False  # `if "last_layer" in name: p.grad = None`: some of them only
             if isinstance(frame, LoopFrame) and frame.is_param_loop:
                 owner = frame.iter_text.rsplit(".", 1)[0]
                 return is_whole_model(owner) or "param_groups" in frame.iter_text
@@ -133,6 +162,21 @@ def _cleared_model(zero: IterEvent) -> str | None:
 
 def first(events: list[IterEvent], kind: Kind) -> IterEvent | None:
     return next((e for e in events if e.kind is kind), None)
+
+
+# Modules that are updated without backprop: an exponential moving average of the model, a
+# teacher, a momentum encoder, a DQN target network, SWA weights.
+_NOT_TRAINED = re.compile(
+    r"(^|[._])(ema|ema_\w+|\w+_ema|teacher\w*|target(_\w+)?|momentum\w*|shadow\w*|swa\w*|"
+    r"averaged\w*|frozen\w*)($|[._\[])",
+    re.IGNORECASE,
+)
+
+
+def not_trained(receiver: str) -> bool:
+    """Whether a module's name says that no optimizer trains it (`ema.ema`, `teacher`,
+    `target_network`, `model_ema`)."""
+    return bool(_NOT_TRAINED.search(strip_module_wrapper(receiver)))
 
 
 def forwards(model: LoopModel, receiver: str) -> bool:
@@ -189,6 +233,8 @@ __all__ = [
     "clears_for",
     "first",
     "forwards",
+    "grad_disabled",
+    "is_opaque_call",
     "is_whole_model",
     "looks_like_optimizer",
     "may_clear",
@@ -203,17 +249,6 @@ def context(model: LoopModel, e: IterEvent) -> tuple[Frame, ...]:
     """Every frame around an event, outermost first: the loop's own surroundings (decorators,
     `with` blocks around the loop), then what lies between the loop and the event."""
     return (*model.loop.outer, *e.frames)
-
-
-def grad_disabled(frames: tuple[Frame, ...]) -> bool:
-    """Whether gradients are off at the innermost point of `frames`."""
-    for frame in reversed(frames):
-        if isinstance(frame, WithFrame):
-            if frame.kind is WithKind.NO_GRAD:
-                return True
-            if frame.kind is WithKind.ENABLE_GRAD:
-                return False
-    return False
 
 
 def autocast_frame(frames: tuple[Frame, ...]) -> WithFrame | None:

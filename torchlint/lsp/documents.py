@@ -96,7 +96,7 @@ class DocumentState:
     closed: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     # The other project files its last analysis read (path -> content hash): a change to one
-    # of them lints it again (`torchlint.lsp.project_index`).
+    # of them lints it again (`torchlint.workspace`).
     dependencies: dict[Path, str] = field(default_factory=dict)
 
     def current_diagnostics(self, version: int | None) -> list[types.Diagnostic] | None:

@@ -28,7 +28,7 @@ How the work is scheduled:
   (`torchlint.lsp.notebooks`), with the same settings, debounce and worker threads; each
   diagnostic is published on its cell's URI. Cells are never linted as standalone documents.
 - *Whole project.* A document with a file path is analysed with its project
-  (`torchlint.lsp.project_index`): calls into other project files are followed, reading open
+  (`torchlint.workspace`): calls into other project files are followed, reading open
   documents from the editor and the rest from disk, through one warm `Project` per project
   layout, kept for the server's lifetime. Each document remembers which files its last
   analysis read; when one of them is edited, opened, closed, saved or changes on disk (watched
@@ -330,7 +330,7 @@ class TorchlintServer(LanguageServer):
             for uri in list(self.notebooks):
                 self.schedule_notebook(uri, delay=0.0)
 
-    # --- the project files documents read (see `torchlint.lsp.project_index`) ---------------
+    # --- the project files documents read (see `torchlint.workspace`) ---------------
 
     def open_text(self, path: Path) -> str | None:
         """The editor's text of `path` while it is open (called from worker threads)."""

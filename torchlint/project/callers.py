@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from torchlint.project.project import Project
@@ -123,7 +123,7 @@ class _CallFinder(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def callers_elsewhere(project: Project, path: Path, name: str) -> list[CallerSite]:
+def callers_elsewhere(project: Project[Any], path: Path, name: str) -> list[CallerSite]:
     """The calls of function `name` of project file `path` made from the project's other
     files (re-exports followed)."""
     needle = name.encode()

@@ -13,19 +13,38 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 from torchlint.cache import content_hash
 from torchlint.project.callers import CallRecord, python_files, read_calls
 from torchlint.project.exports import ModuleExports, read_exports, resolve_relative
 from torchlint.project.layout import ProjectLayout
 
-if TYPE_CHECKING:
-    from torchlint.analysis.collect import ModuleFacts
-    from torchlint.analysis.model import Scope
-    from torchlint.analysis.positions import PositionIndex
-
 Reader = Callable[[Path], bytes | None]
+
+
+class CollectedFile(Protocol):
+    """What the project asks of a file the analysis collected (the project never looks inside
+    the analysis's facts itself: `torchlint.project_view` provides the collector)."""
+
+    def owns(self, node_id: int) -> bool:
+        """Whether a syntax node (by id) belongs to this file's tree."""
+        ...
+
+    def defines_function(self, name: str) -> bool: ...
+
+    def class_bases(self, name: str) -> tuple[str, ...] | None:
+        """The bases of a top-level class as written, or None when there is no such class."""
+        ...
+
+    def defines_method(self, class_name: str, method: str) -> bool: ...
+
+    def alias(self, name: str) -> str | None:
+        """What an imported name stands for (`Base` -> `pkg.base.Base`)."""
+        ...
+
+
+F = TypeVar("F", bound=CollectedFile)
 
 # Re-exports followed (`pkg/__init__.py` importing from `pkg.engine`) before giving up.
 MAX_REEXPORTS = 4
@@ -54,17 +73,15 @@ class SourceRef:
 
 
 @dataclass(eq=False)
-class LoadedModule:
+class LoadedModule(Generic[F]):
     ref: SourceRef
     digest: str
-    facts: ModuleFacts
-    positions: PositionIndex
+    file: F
 
-    def owns(self, node_id: int) -> bool:
-        return node_id in self.facts.anchors
 
-    def function(self, name: str) -> Scope | None:
-        return self.facts.functions.get(name)
+# Reads one project file for its callers: the bytes, the file's place in the project and where
+# it lives; None when it cannot be read as Python.
+Collector = Callable[[bytes, "FileContext[F]", SourceRef], F | None]
 
 
 @dataclass(frozen=True)
@@ -77,10 +94,10 @@ class Symbol:
     is_class: bool
 
 
-class FileContext:
+class FileContext(Generic[F]):
     """What collecting and resolving one file asks of the project."""
 
-    def __init__(self, project: Project, path: Path) -> None:
+    def __init__(self, project: Project[F], path: Path) -> None:
         self.project = project
         self.path = path
         layout = project.layout
@@ -107,35 +124,56 @@ class FileContext:
             return None
         return self.project.all_methods(symbol)
 
-    def function_scope(self, qualified: str) -> Scope | None:
+    def function_file(self, qualified: str) -> tuple[F, str] | None:
+        """The collected file that defines the project function `qualified`, and its name there."""
         symbol = self.symbol(qualified)
         if symbol is None or symbol.is_class:
             return None
         loaded = self.project.load(symbol.path)
-        return loaded.function(symbol.name) if loaded is not None else None
+        if loaded is None or not loaded.file.defines_function(symbol.name):
+            return None
+        return loaded.file, symbol.name
 
-    def method_scope(self, class_qualified: str, method: str) -> Scope | None:
+    def method_file(self, class_qualified: str, method: str) -> tuple[F, str] | None:
+        """The collected file and the class (its own or a base) that define `method`."""
         symbol = self.symbol(class_qualified)
         if symbol is None or not symbol.is_class:
             return None
         return self.project.method(symbol, method)
 
+    def star_names(self, module: str) -> frozenset[str] | None:
+        """The public names a project module defines or imports (`from module import *`)."""
+        if not self.is_project(module):
+            return None
+        path = self.project.layout.find_module(module, self.search)
+        exports = self.project.exports(path) if path is not None else None
+        if exports is None:
+            return None
+        names = exports.functions | frozenset(exports.classes) | frozenset(exports.aliases)
+        return frozenset(n for n in names if not n.startswith("_"))
 
-class Project:
+    def generation(self) -> int:
+        return self.project.generation()
+
+
+class Project(Generic[F]):
     """One project's modules, for any number of analyses (per process, or per language server)."""
 
-    def __init__(self, layout: ProjectLayout, reader: Reader = read_file) -> None:
+    def __init__(
+        self, layout: ProjectLayout, collector: Collector[F], reader: Reader = read_file
+    ) -> None:
         self.layout = layout
+        self.collector = collector
         self.reader = reader
         self._data: dict[Path, tuple[bytes, str] | None] = {}  # this round's reads
         self._exports: dict[tuple[Path, str], ModuleExports] = {}
-        self._loaded: OrderedDict[tuple[Path, str], LoadedModule] = OrderedDict()
+        self._loaded: OrderedDict[tuple[Path, str], LoadedModule[F]] = OrderedDict()
         self._names: dict[tuple[Path, ...], frozenset[str]] = {}
         self._files: list[Path] | None = None
         self._symbols: dict[tuple[str, tuple[Path, ...]], Symbol | None] = {}  # this round's
         self._calls: dict[tuple[Path, str], list[CallRecord]] = {}
         self.consulted: dict[Path, str] = {}  # path -> content hash, since `begin()`
-        self.in_use: list[LoadedModule] = []  # the collected files this analysis used
+        self.in_use: list[LoadedModule[F]] = []  # the collected files this analysis used
         self._generation = 0
 
     def generation(self) -> int:
@@ -161,7 +199,7 @@ class Project:
         self._files = None
         self._generation += 1
 
-    def context(self, path: Path) -> FileContext:
+    def context(self, path: Path) -> FileContext[F]:
         return FileContext(self, Path(os.path.abspath(path)))
 
     # --- reading --------------------------------------------------------------------------
@@ -271,30 +309,32 @@ class Project:
         found = self.symbol(base, self.layout.search_path(symbol.path))
         return found if found is not None and found.is_class else None
 
-    def method(self, symbol: Symbol, name: str, depth: int = 0) -> Scope | None:
+    def method(self, symbol: Symbol, name: str, depth: int = 0) -> tuple[F, str] | None:
+        """The collected file and class that define method `name` of the class `symbol` (its
+        own, or a base's in this file or another)."""
         loaded = self.load(symbol.path)
         if loaded is None:
             return None
-        cls = loaded.facts.classes.get(symbol.name)
-        if cls is None:
+        bases = loaded.file.class_bases(symbol.name)
+        if bases is None:
             return None
-        if name in cls.methods:
-            return cls.methods[name]
+        if loaded.file.defines_method(symbol.name, name):
+            return loaded.file, symbol.name
         if depth >= MAX_REEXPORTS:
             return None
-        for base in cls.bases:
-            found = self._base_symbol(symbol, loaded.facts.imports.aliases.get(base, base))
-            if found is None and base in loaded.facts.classes:
+        for base in bases:
+            found = self._base_symbol(symbol, loaded.file.alias(base) or base)
+            if found is None and loaded.file.class_bases(base) is not None:
                 found = Symbol(symbol.path, symbol.module, base, True)
             if found is not None:
-                scope = self.method(found, name, depth + 1)
-                if scope is not None:
-                    return scope
+                defined = self.method(found, name, depth + 1)
+                if defined is not None:
+                    return defined
         return None
 
     # --- collected facts ------------------------------------------------------------------
 
-    def load(self, path: Path) -> LoadedModule | None:
+    def load(self, path: Path) -> LoadedModule[F] | None:
         """The collected facts of a project file (parsed once per content, kept while used)."""
         source = self.source(path)
         if source is None:
@@ -315,25 +355,14 @@ class Project:
             self.in_use.append(loaded)
         return loaded
 
-    def _collect(self, path: Path, data: bytes, digest: str) -> LoadedModule | None:
-        from torchlint.analysis.collect import collect
-        from torchlint.analysis.positions import PositionIndex
-        from torchlint.analysis.resolve import resolve
-        from torchlint.analysis.source import ParseFailure, decode_source, parse_source
-
+    def _collect(self, path: Path, data: bytes, digest: str) -> LoadedModule[F] | None:
+        context = self.context(path)
+        ref = SourceRef(path, self.display(path), context.module or path.stem)
         try:
-            parsed = parse_source(decode_source(data))
-            if isinstance(parsed, ParseFailure):
-                return None
-            context = self.context(path)
-            facts = collect(parsed, context)
-            ref = SourceRef(path, self.display(path), context.module or path.stem)
-            for scope in facts.scopes:
-                scope.source = ref
-            resolve(facts, context)
+            collected = self.collector(data, context, ref)
         except Exception:  # a dependency we cannot read is a call we cannot see into
             return None
-        return LoadedModule(ref, digest, facts, PositionIndex(parsed, facts.anchors))
+        return LoadedModule(ref, digest, collected) if collected is not None else None
 
     def display(self, path: Path) -> str:
         try:
@@ -341,8 +370,8 @@ class Project:
         except ValueError:
             return path.as_posix()
 
-    def owner_of(self, node_id: int) -> LoadedModule | None:
+    def owner_of(self, node_id: int) -> LoadedModule[F] | None:
         for loaded in self.in_use:
-            if loaded.owns(node_id):
+            if loaded.file.owns(node_id):
                 return loaded
         return None

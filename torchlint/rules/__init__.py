@@ -28,6 +28,7 @@ from torchlint.rules.loop.scheduler_before_optimizer_step import SchedulerBefore
 from torchlint.rules.loop.softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 from torchlint.rules.loop.step_before_backward import StepBeforeBackward
 from torchlint.rules.loop.zero_grad_between_backward_and_step import ZeroGradBetweenBackwardAndStep
+from torchlint.rules.loop.zero_grad_defeats_accumulation import ZeroGradDefeatsAccumulation
 from torchlint.rules.speed.blocking_transfer import BlockingTransfer
 from torchlint.rules.speed.host_tensor_then_moved import HostTensorThenMoved
 from torchlint.rules.speed.item_in_hot_loop import ItemInHotLoop
@@ -53,6 +54,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             LossAccumulatedWithGraph,
             SoftmaxIntoCrossEntropy,
             BackwardUnderNoGrad,
+            ZeroGradDefeatsAccumulation,
             ClipWithoutUnscale,
             Fp16WithoutScaler,
             BackwardInsideAutocast,

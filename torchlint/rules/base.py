@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
-from torchlint.analysis.collect import ModuleFacts
+from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.links import ObjectLinks
 from torchlint.analysis.loops import IterEvent, LoopModel, LoopModels
 from torchlint.analysis.model import Scope
@@ -18,7 +18,9 @@ from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
 
 if TYPE_CHECKING:
-    from torchlint.project.project import FileContext, LoadedModule, Project
+    from torchlint.analysis.protocol import ProjectView
+    from torchlint.project.project import LoadedModule
+    from torchlint.project_view import AnalysisProject, DependencyFile
 
 
 class Rule:
@@ -34,6 +36,12 @@ class Rule:
     # The oldest PyTorch for which the rule's advice holds (None: any). With a lower
     # `target-torch-version` in the configuration, the rule stays silent.
     min_torch: ClassVar[tuple[int, int] | None] = None
+    # What the rule reads besides the module's scopes and events: the qualified names of the
+    # calls it looks at (`torch.load`), recorded in `facts.watched_calls` only when a selected
+    # rule asks for them; a prefix covers a family (`torchvision.models.`). Adding an API rule
+    # adds a name here, not a case to the walker.
+    watches: ClassVar[frozenset[str]] = frozenset()
+    watches_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError
@@ -59,12 +67,14 @@ class RuleContext:
     filename: str
     # `target-torch-version`, for rules whose advice depends on the release (None: not set).
     target_torch: tuple[int, int] | None = None
+    # The oldest PyTorch the code runs on: `target_torch`, else what its requirements declare.
+    torch_floor: tuple[int, int] | None = None
     findings: list[Finding] = field(default_factory=list)
     # Derived facts several rules share (computed by the first rule that needs them).
     memo: dict[str, object] = field(default_factory=dict)
     # The project the file belongs to (None: the file is analysed on its own).
-    project: Project | None = None
-    file_context: FileContext | None = None  # this file's place in the project
+    project: AnalysisProject | None = None
+    file_context: ProjectView | None = None  # this file's place in the project
     _rule: type[Rule] | None = None
     _foreign_edits: set[int] = field(default_factory=set)
 
@@ -74,9 +84,12 @@ class RuleContext:
         message: str,
         fix: Fix | None = None,
         related: Iterable[tuple[str, Location]] = (),
+        at: cst.CSTNode | None = None,
     ) -> None:
         """Report at `node`. A node of another project file (an event a loop reaches through a
-        call) is reported at that call in this file, and the message says where it lives."""
+        call) is reported at that call in this file, and the message says where it lives; any
+        other node of another file (a loader a factory there builds) is reported at `at`, a
+        node of this file, when given."""
         assert self._rule is not None
         reached = self.loops.foreign_nodes.get(id(node))
         if reached is not None:
@@ -84,18 +97,22 @@ class RuleContext:
             owner = self.owner_of(original)
             if owner is None:
                 return
-            where = f"{owner.ref.display}:{owner.positions.row(original)}"
+            where = f"{owner.ref.display}:{owner.file.positions.row(original)}"
             if where not in message:
-                text = owner.positions.text(original)
+                text = owner.file.positions.text(original)
                 message = f"{message} (`{text}` runs in {event.scope.display_name} at {where})"
             node, fix = site.node, None
-        elif self.owner_of(node) is not None:
-            return  # a node of another file that no loop of this one reaches
+        elif (owner := self.owner_of(node)) is not None:
+            if at is None or self.owner_of(at) is not None:
+                return  # a node of another file that no loop of this one reaches
+            where = f"{owner.ref.display}:{owner.file.positions.row(node)}"
+            message = f"{message} (`{owner.file.positions.text(node)}` at {where})"
+            node, fix = at, None
         if fix is not None and any(id(edit) in self._foreign_edits for edit in fix.edits):
             fix = None  # an edit for another file's text must never be applied to this one
         self.findings.append(Finding(self._rule, node, message, fix, tuple(related)))
 
-    def owner_of(self, node: cst.CSTNode) -> LoadedModule | None:
+    def owner_of(self, node: cst.CSTNode) -> LoadedModule[DependencyFile] | None:
         """The other project file `node` belongs to, or None for this file's nodes."""
         if self.project is None or not self.project.in_use or id(node) in self.facts.anchors:
             return None
@@ -108,7 +125,11 @@ class RuleContext:
         if reached is not None:
             node = reached[0]
         owner = self.owner_of(node)
-        return (owner.positions if owner is not None else self.positions), node, owner is not None
+        return (
+            (owner.file.positions if owner is not None else self.positions),
+            node,
+            owner is not None,
+        )
 
     def foreign_row(self, scope: Scope, node: cst.CSTNode) -> str | None:
         """`pkg/models.py:12` for a node of a scope another project file defines, else None."""
@@ -116,7 +137,7 @@ class RuleContext:
             return None
         for loaded in self.project.in_use:
             if loaded.ref is scope.source or loaded.ref.path == scope.source.path:
-                return f"{loaded.ref.display}:{loaded.positions.row(node)}"
+                return f"{loaded.ref.display}:{loaded.file.positions.row(node)}"
         return None
 
     # --- helpers for messages and fixes ------------------------------------------------
@@ -135,7 +156,7 @@ class RuleContext:
         """What names hold across the module's functions (computed once, shared by rules)."""
         links = self.memo.get("links")
         if not isinstance(links, ObjectLinks):
-            links = ObjectLinks(self.facts)
+            links = ObjectLinks(self.facts, self.roles.flow)
             self.memo["links"] = links
         return links
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import DeprecatedUse
+from torchlint.analysis.facts import DeprecatedUse
 from torchlint.diagnostics import Edit, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name
@@ -26,6 +26,8 @@ class DeprecatedCudaAmp(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.facts.deprecated_amp:
+            if use.compat:
+                continue  # the fallback for an older PyTorch, after the modern call failed
             kind = use.qualname.rsplit(".", 1)[-1]
             replacement = f"torch.amp.{kind}"
             written = ctx.text(use.func)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import ApiUse
 from torchlint.analysis.deprecations import Version
+from torchlint.analysis.facts import ApiUse
 from torchlint.diagnostics import Edit
 from torchlint.rules.base import RuleContext
 

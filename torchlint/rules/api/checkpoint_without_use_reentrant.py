@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import ApiUse
+from torchlint.analysis.facts import ApiUse
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import (
     add_keyword,
@@ -34,6 +34,7 @@ class CheckpointWithoutUseReentrant(Rule):
     )
     fixable = True
     min_torch = (1, 11)  # `checkpoint(..., use_reentrant=...)` exists from PyTorch 1.11
+    watches = frozenset({_CHECKPOINT, _SEQUENTIAL})
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.facts.watched_calls:

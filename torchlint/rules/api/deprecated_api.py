@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import ApiUse
 from torchlint.analysis.deprecations import BY_QUALNAME, ApiChange, format_version
+from torchlint.analysis.facts import ApiUse
 from torchlint.diagnostics import Edit, Fix, Severity
 from torchlint.rules.api.calls import (
     before_target,

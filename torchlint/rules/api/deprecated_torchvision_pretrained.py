@@ -20,6 +20,7 @@ class DeprecatedTorchvisionPretrained(Rule):
     )
     fixable = True
     min_torch = (1, 12)  # torchvision 0.13, which brought `weights=`, pairs with PyTorch 1.12
+    watches_prefixes = ("torchvision.models.",)
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.facts.watched_calls:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.collect import ApiUse
+from torchlint.analysis.facts import ApiUse
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import add_keyword, is_literal, keyword, named, positional, starred
 from torchlint.rules.base import Rule, RuleContext
@@ -25,9 +25,10 @@ class UnsafeTorchLoad(Rule):
     )
     fixable = True
     min_torch = (1, 13)  # `weights_only` exists from PyTorch 1.13
+    watches = frozenset(_LOADS)
 
     def check(self, ctx: RuleContext) -> None:
-        if ctx.target_torch is not None and ctx.target_torch >= _SAFE_DEFAULT:
+        if ctx.torch_floor is not None and ctx.torch_floor >= _SAFE_DEFAULT:
             return  # every supported PyTorch defaults to `weights_only=True`
         for use in ctx.facts.watched_calls:
             if use.qualname in _LOADS and not use.compat:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.links import LoaderArgs
-from torchlint.analysis.model import Kind, visible_from
+from torchlint.analysis.model import ConstructedObject, Kind, visible_from
 from torchlint.analysis.names import dotted
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
@@ -30,13 +30,18 @@ class MissingSetEpoch(Rule):
             for loader in ctx.links.loaders_of(model.loop):
                 sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node), loader.target)
                 if sampler is None:
+                    sampler = self._sampler_value(ctx, loader)
+                if sampler is None:
                     continue
+                # A loader found through the values (a factory's, a wrapper's, a dict's) is
+                # the loop's own whatever its name; a constructed one must be visible there.
+                flowed = loader not in ctx.facts.constructed
                 enclosing = [
                     outer
                     for outer in models
                     if id(model.loop.node) in outer.inner_loops
                     and outer is not model
-                    and visible_from(loader, outer.loop.scope)
+                    and (flowed or visible_from(loader, outer.loop.scope))
                 ]
                 # The epoch loop is the nearest enclosing loop, not a stage loop around it.
                 nearest = [
@@ -58,6 +63,16 @@ class MissingSetEpoch(Rule):
                         "epoch shuffles in the same order on every rank; call "
                         f"`{sampler}.set_epoch(epoch)` at the start of each epoch.",
                     )
+
+    def _sampler_value(self, ctx: RuleContext, loader: ConstructedObject) -> str | None:
+        """The DistributedSampler a loader's `sampler=` value resolves to (`sampler["train"]`,
+        a sampler a factory built): how to name it in the message."""
+        value = ctx.roles.flow.resolve(loader.value)
+        sampler = ctx.roles.flow.resolve(dict(value.keywords).get("sampler"))
+        site = sampler.site
+        if sampler.role != "distributed-sampler" or not isinstance(site, cst.Call):
+            return None
+        return f"{loader.target}.sampler" if _shuffles(site) else None
 
     def _distributed_sampler(self, ctx: RuleContext, args: LoaderArgs, loader: str) -> str | None:
         value = args.get("sampler", 3)

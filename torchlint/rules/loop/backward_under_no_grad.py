@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.model import Event, Kind
+from torchlint.analysis.loops import IterEvent
+from torchlint.analysis.model import Event, GuardFrame, Kind
 from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -32,7 +33,7 @@ class BackwardUnderNoGrad(Rule):
         for model in ctx.loops.all:  # gradients turned off around the loop or by a caller
             for e in model.events:
                 is_backward = e.kind is Kind.BACKWARD and e.event.via != "framework"
-                if is_backward and grad_disabled(context(model, e)):
+                if is_backward and grad_disabled(context(model, e)) and not _optional(e):
                     self._report(ctx, e.event)
 
     def _report(self, ctx: RuleContext, event: Event) -> None:
@@ -44,3 +45,10 @@ class BackwardUnderNoGrad(Rule):
             "graph to go back through and it raises at run time; compute the loss with "
             "gradients enabled.",
         )
+
+
+def _optional(e: IterEvent) -> bool:
+    """A backward that the function it lives in runs only under a condition (`if self.opt is
+    not None:`), reached through a call: a helper shared by training and evaluation, which the
+    evaluation path calls under `no_grad` with the backward switched off."""
+    return e.via_call is not None and any(isinstance(f, GuardFrame) for f in e.event.path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import forwards
+from torchlint.analysis.training import forwards, not_trained
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -46,17 +46,27 @@ class EvalModeLeak(Rule):
         if backward is None:
             return []
         found = []
-        evals = [e for e in events if e.kind is Kind.MODE_EVAL and e.receiver]
+        evals = [e for e in events if e.kind is Kind.MODE_EVAL and e.receiver and not e.local]
         for ev in evals:
             receiver = ev.receiver
             assert receiver is not None
-            modes = [e for e in events if e.kind in _MODES and same_object(e.receiver, receiver)]
+            if not_trained(receiver):
+                continue  # an EMA copy, a teacher, a target network: updated without backward
+            modes = [
+                e
+                for e in events
+                if e.kind in _MODES and same_object(e.receiver, receiver) and not e.local
+            ]
             if modes[-1] is not ev and any(
                 e.kind is not Kind.MODE_EVAL for e in modes if e.index > ev.index
             ):
                 continue  # switched back to training later in the iteration
-            restored = any(e.kind is not Kind.MODE_EVAL for e in modes if e.index < backward.index)
-            if restored or not forwards(model, receiver):
+            before = [e for e in modes if e.index < backward.index]
+            if any(e.kind is not Kind.MODE_EVAL for e in before):
+                continue  # set back to training before the backward
+            if any(e.event.scope is backward.event.scope for e in before):
+                continue  # the training code itself sets eval mode (a linear probe's frozen BN)
+            if not forwards(model, receiver):
                 continue
             found.append((ev, backward))
         return found

@@ -7,15 +7,21 @@ from pathlib import Path
 
 import libcst as cst
 
-from torchlint.analysis.loops import LoopModel, same_object
+from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import Kind, Scope, WithKind
-from torchlint.analysis.training import called_only_without_grad, context, grad_disabled
+from torchlint.analysis.training import (
+    called_only_without_grad,
+    context,
+    grad_disabled,
+    opaque_training_step,
+)
 from torchlint.diagnostics import Edit, Fix, Location, Severity
 from torchlint.project.callers import callers_elsewhere
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name
 
 _TRAINING = (Kind.BACKWARD, Kind.STEP, Kind.MAYBE_STEP)
+_MODES = (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -31,9 +37,9 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.loops.all:
-            if any(e.kind in _TRAINING for e in model.events):
+            if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
                 continue
-            evaluated = self._models_in_eval(model)
+            before = self._modes_before(model)
             forward = next(
                 (
                     e
@@ -41,7 +47,7 @@ class EvalWithoutNoGrad(Rule):
                     if e.kind is Kind.CALL
                     and e.event.callee is None
                     and e.callee_text is not None
-                    and any(same_object(e.callee_text, r) for r in evaluated)
+                    and self._in_eval_mode(model, e, before)
                     and not grad_disabled(context(model, e))
                 ),
                 None,
@@ -77,23 +83,29 @@ class EvalWithoutNoGrad(Rule):
         elsewhere = callers_elsewhere(ctx.project, path, function.name)
         return bool(elsewhere) and all(site.without_grad for site in elsewhere)
 
-    def _models_in_eval(self, model: LoopModel) -> list[str]:
-        """Receivers of `.eval()` that are still in eval mode when the loop runs them."""
+    def _modes_before(self, model: LoopModel) -> dict[str, Kind]:
+        """The mode each module is left in by the loop's function before the loop starts."""
         scope = model.loop.scope
-        loop_start = next(
-            (i for i, e in enumerate(scope.events) if model.loop in e.path), len(scope.events)
-        )
         modes: dict[str, Kind] = {}
-        for event in scope.events[:loop_start]:
-            if (
-                event.kind in (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN)
-                and event.receiver
-            ):
+        for event in scope.events:
+            if model.loop in event.path:
+                break
+            if event.kind in _MODES and event.receiver:
                 modes[event.receiver] = event.kind
-        for e in model.events:
-            if e.kind in (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN) and e.receiver:
-                modes[e.receiver] = e.kind
-        return [receiver for receiver, kind in modes.items() if kind is Kind.MODE_EVAL]
+        return modes
+
+    def _in_eval_mode(self, model: LoopModel, forward: IterEvent, before: dict[str, Kind]) -> bool:
+        """Whether the module `forward` runs is in eval mode there: the last mode it was set to
+        earlier in the iteration, else at the end of the previous iteration, else before the
+        loop."""
+        target = forward.callee_text
+        set_to = [e for e in model.events if e.kind in _MODES and same_object(e.receiver, target)]
+        earlier = [e for e in set_to if e.index < forward.index]
+        if earlier:
+            return earlier[-1].kind is Kind.MODE_EVAL
+        if set_to:
+            return set_to[-1].kind is Kind.MODE_EVAL
+        return any(same_object(r, target) and k is Kind.MODE_EVAL for r, k in before.items())
 
     def _fix(self, ctx: RuleContext, function: Scope) -> Fix | None:
         """Decorate the evaluation function with `@torch.no_grad()` (it never trains)."""

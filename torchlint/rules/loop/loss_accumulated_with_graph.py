@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.apis import DATA_NAME
 from torchlint.analysis.model import Event, Kind
 from torchlint.analysis.names import last_segment, looks_like_model
 from torchlint.diagnostics import Fix, Severity
@@ -31,6 +32,8 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
+                if _returns_numbers(ctx, event):
+                    continue  # `total += loss_compute(out, y)` whose `__call__` returns `.item()`
                 if not self._in_training(ctx, event) and not (
                     _model_result(event.producer) and self._over_data(ctx, event)
                 ):
@@ -69,10 +72,11 @@ class LossAccumulatedWithGraph(Rule):
         if not loops:
             return False
         loop = loops[-1]
-        return bool(ctx.links.loaders_of(loop)) or bool(_DATA_NAME.search(loop.iter_text))
+        return bool(ctx.links.loaders_of(loop)) or bool(DATA_NAME.search(loop.iter_text))
 
     def _backpropagated(self, event: Event) -> bool:
-        target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w])")
+        # `losses[-1].backward()` backpropagates one entry: the list still holds every graph.
+        target = re.compile(rf"(?<![\w.]){re.escape(event.receiver or '')}(?![\w\[])")
         return any(
             other.kind is Kind.BACKWARD and target.search(other.receiver or other.subject or "")
             for other in event.scope.events
@@ -86,7 +90,14 @@ class LossAccumulatedWithGraph(Rule):
 
 
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)
-_DATA_NAME = re.compile(r"loader|batches|dataset|(^|\W|_)(dl|data)($|\W|_)", re.IGNORECASE)
+
+
+def _returns_numbers(ctx: RuleContext, event: Event) -> bool:
+    """The accumulated value is the result of a call whose every `return` carries no graph
+    (a loss object whose `__call__` returns `loss.item()`)."""
+    callee = ctx.roles.flow.runs(event.obj)
+    graphs = callee.return_graphs if callee is not None else []
+    return bool(graphs) and all(g is False for g in graphs)
 
 
 def _model_result(producer: str | None) -> bool:

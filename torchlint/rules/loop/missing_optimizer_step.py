@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches
+from torchlint.analysis.loops import LoopModel
 from torchlint.analysis.model import Kind
-from torchlint.analysis.training import may_step, mentions_optimizer, optimizer_name, scope_may_step
+from torchlint.analysis.training import (
+    is_opaque_call,
+    may_step,
+    mentions_optimizer,
+    optimizer_name,
+    scope_may_step,
+)
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -33,6 +41,8 @@ class MissingOptimizerStep(Rule):
                 continue
             if scope_may_step(model.loop.scope, ctx.roles, outside=model.loop):
                 continue  # e.g. micro-batch backward in a loop, step after it
+            if _times_itself(model):
+                continue  # a benchmark or profiler timing forward and backward passes
             optimizer = optimizer_name(ctx.roles, model)
             ctx.report(
                 backward.event.node,
@@ -40,3 +50,57 @@ class MissingOptimizerStep(Rule):
                 f"{model.loop.label}, but no optimizer step runs in the loop or in anything it "
                 f"calls; call `{optimizer}.step()` after the backward pass.",
             )
+        for model in models:
+            self._per_optimizer(ctx, model)
+
+    def _per_optimizer(self, ctx: RuleContext, model: LoopModel) -> None:
+        """A loop that steps one optimizer and only clears another whose module its loss
+        reaches (a GAN whose discriminator never steps)."""
+        lives = lifecycles(model, ctx.roles)
+        if not any(s.depth == 0 for life in lives for s in life.steps):
+            return
+        for life in lives:
+            if life.steps or not any(c.depth == 0 for c in life.clears):
+                continue
+            if self._may_step(ctx, model, life):
+                continue
+            backward = next(
+                (
+                    e
+                    for e in model.events
+                    if e.kind is Kind.BACKWARD and e.depth == 0 and reaches(e, life)
+                ),
+                None,
+            )
+            if backward is None:
+                continue
+            clear = ctx.text(life.clears[0].event.node)
+            ctx.report(
+                backward.event.node,
+                f"`{ctx.text(backward.event.node)}` computes gradients for `{life.name}` (the "
+                f"optimizer of `{life.owner}`), which the {model.loop.label} clears with "
+                f"`{clear}`, but `{life.name}.step()` never runs in the loop or in anything it "
+                "calls while the loop's other optimizer does, so that model never learns; call "
+                f"`{life.name}.step()` after the backward pass.",
+            )
+
+    def _may_step(self, ctx: RuleContext, model: LoopModel, life: Lifecycle) -> bool:
+        """Something we cannot see into may step this optimizer: an unclassified `.step()`, a
+        manual update, a call handed the optimizer or named like a step, or a step of it in
+        the loop's function after the loop."""
+        for e in model.events:
+            if e.kind in (Kind.MAYBE_STEP, Kind.GRAD_READ):
+                return True
+            if is_opaque_call(e.event):
+                name = (e.event.method or "").lower()
+                texts = [*e.event.arg_texts, *(t for _, t in e.event.kwarg_texts)]
+                if "step" in name or "optim" in name or life.name in texts:
+                    return True
+        return scope_may_step(model.loop.scope, ctx.roles, outside=model.loop, named=life.name)
+
+
+def _times_itself(model: LoopModel) -> bool:
+    """The loop reads a clock around its work and never clears gradients: it measures how
+    long backward takes (a layer profiler), it does not train."""
+    kinds = {e.kind for e in model.events}
+    return Kind.TIMING in kinds and Kind.ZERO_GRAD not in kinds

@@ -29,9 +29,7 @@ class SchedulerBeforeOptimizerStep(Rule):
                     continue
                 if sched.event.has_closure:
                     continue  # `scheduler.step(val_loss)`: a metric-driven schedule
-                if not runs_every_iteration(sched) or any(
-                    _SKIPS_FIRST.search(g.condition) for g in sched.guards
-                ):
+                if any(_SKIPS_FIRST.search(g.condition) for g in sched.guards):
                     continue  # `if epoch > 0: scheduler.step()` ends the previous epoch
                 related = [
                     e
@@ -40,6 +38,14 @@ class SchedulerBeforeOptimizerStep(Rule):
                 ]
                 before = [e for e in related if e.index < sched.index]
                 after = [e for e in related if e.index > sched.index]
+                if not runs_every_iteration(sched):
+                    # Under an accumulation guard: only the optimizer steps under the same
+                    # guard run at its rate, and their order still matters.
+                    window = {id(g.node) for g in sched.own_guards}
+                    before = [e for e in before if window <= {id(g.node) for g in e.own_guards}]
+                    after = [e for e in after if window <= {id(g.node) for g in e.own_guards}]
+                    if before or not after:
+                        continue
                 if any(_every_iteration(e) for e in before):
                     continue  # the optimizer has stepped by the time the scheduler does
                 if after:

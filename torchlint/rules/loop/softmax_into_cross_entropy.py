@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torchlint.analysis.collect import CrossEntropyInput
+from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -65,6 +65,8 @@ class SoftmaxIntoCrossEntropy(Rule):
         """`criterion(outputs, labels)` where `criterion` is a parameter: follow the call
         sites to the `nn.CrossEntropyLoss()` the caller passed."""
         assert item.criterion is not None
+        if ctx.roles.flow.resolve(item.criterion_value).role == "cross-entropy":
+            return True  # `self.loss` set from `loss=nn.CrossEntropyLoss()`
         return any(
             obj.role == "cross-entropy" for obj in ctx.links.resolve(item.criterion, item.scope)
         )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.apis import constructor_role
 from torchlint.analysis.links import LoaderArgs
-from torchlint.analysis.names import constructor_role, dotted
+from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -34,6 +35,7 @@ class SynchronousDataLoader(Rule):
                     f"{ctx.line_of(model.loop.node)}) but loads and collates every batch in the "
                     "main process (`num_workers=0`), so the GPU waits on Python between steps; "
                     "set `num_workers` (e.g. 4) and `persistent_workers=True`.",
+                    at=loader.named_at or model.loop.node,
                 )
 
     def _in_memory(self, ctx: RuleContext, args: LoaderArgs) -> bool:

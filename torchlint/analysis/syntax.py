@@ -1,0 +1,58 @@
+"""Small questions about syntax nodes that the walker and the recognisers share."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.names import expr_text
+
+
+def method_name(node: cst.Call) -> str | None:
+    return node.func.attr.value if type(node.func) is cst.Attribute else None
+
+
+def is_false(node: cst.BaseExpression) -> bool:
+    return (type(node) is cst.Name and node.value == "False") or (
+        type(node) is cst.Integer and node.value == "0"
+    )
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    if type(target) is cst.Name:
+        return [target.value]
+    if isinstance(target, cst.Tuple | cst.List):
+        return [n for el in target.elements for n in target_names(el.value)]
+    return []
+
+
+def simple_text(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
+        return expr_text(node)
+    return ""
+
+
+def string_value(node: cst.BaseExpression) -> str | None:
+    if type(node) is cst.SimpleString:
+        return node.value[1:-1] if node.value[:1] in "'\"" else None
+    return None
+
+
+NOT_A_LITERAL = object()
+
+
+def literal(node: cst.BaseExpression | None) -> object:
+    """The value of a literal argument or default (`"none"`, `0`, `True`, `None`), else
+    NOT_A_LITERAL."""
+    if type(node) is cst.SimpleString:
+        try:
+            return node.evaluated_value
+        except Exception:
+            return NOT_A_LITERAL
+    if type(node) is cst.Integer:
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return NOT_A_LITERAL
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return NOT_A_LITERAL
