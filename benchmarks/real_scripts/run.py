@@ -100,6 +100,7 @@ def environment(
     entry: dict[str, Any], workspace: Path, torchlint_path: Path | None
 ) -> dict[str, str]:
     env = dict(os.environ, MPLBACKEND="Agg", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(entry.get("env", {}))
     paths = [str(workspace / p) for p in entry.get("pythonpath", [])]
     if torchlint_path is not None:
         paths.insert(0, str(torchlint_path))

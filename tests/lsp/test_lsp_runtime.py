@@ -43,7 +43,7 @@ from torchlint.lsp.settings import DEFAULT_RUNTIME, RuntimeSettings, parse_setti
 SCRIPTS = Path(__file__).resolve().parents[1] / "runtime" / "scripts"
 OVERFIT = "torchlint.runtime.overfit"
 GRADS = "torchlint.runtime.grads"
-PROFILE = "torchlint.runtime.profile"
+PROFILE = "torchlint.runtime.child.profile"
 RUN_TIMEOUT = 60.0  # a generous bound for one run on a loaded machine
 
 FOLDERS: dict[str, dict[str, Any]] = {

@@ -20,14 +20,14 @@ from envelope_schema import validate_envelope
 from rich.console import Console
 from script_marks import SCRIPTS, at, codes, line_of
 
-from torchlint.runtime.fit import (
+from torchlint.runtime.child.fit import (
     OVERFIT_RISE,
     UNDERFIT_RATIO,
     diagnose,
 )
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.report import Glyphs, render_report
-from torchlint.runtime.report_fit import epoch_chart, render_evidence
+from torchlint.runtime.report.fit import epoch_chart, render_evidence
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -18,7 +18,7 @@ from rich.console import Console
 from script_marks import SCRIPTS, at, codes
 
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
-from torchlint.runtime.lr_find import analyse, diverged, smooth, sweep_lr
+from torchlint.runtime.child.lr_find import analyse, diverged, smooth, sweep_lr
 from torchlint.runtime.report import render_report
 
 

@@ -20,7 +20,7 @@ REQUIRED = ("model", "loader", "optimizer")
 
 
 def run_setup(check: str, script: Path, steps: int, events: Any) -> dict[str, Any]:
-    from torchlint.runtime.core import grad_scan, overfit_one_batch
+    from torchlint.runtime.child.core import grad_scan, overfit_one_batch
 
     try:
         namespace = runpy.run_path(str(script), run_name="__torchlint_setup__")

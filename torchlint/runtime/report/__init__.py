@@ -37,6 +37,7 @@ from rich.table import Table
 from rich.text import Text
 
 from torchlint.discovery import display_path
+from torchlint.runtime.checks import CHECKS
 
 OnEvent = Callable[[dict[str, Any]], None]
 
@@ -68,9 +69,7 @@ _VERDICTS: dict[str, tuple[str, str]] = {
 }
 #: check -> module whose `render_evidence(payload, console, glyphs)` draws its evidence
 _PLUGIN_REPORTS = {
-    "profile": "torchlint.runtime.report_profile",
-    "fit": "torchlint.runtime.report_fit",
-    "lr-find": "torchlint.runtime.report_lr_find",
+    name: spec.report for name, spec in CHECKS.items() if name not in ("overfit", "grads")
 }
 _STATUSES: dict[str, tuple[str, str]] = {
     "capture_failed": ("NOT CAPTURED", "bold reverse yellow"),

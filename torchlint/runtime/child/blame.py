@@ -20,7 +20,7 @@ import torchlint
 
 _PACKAGE = os.path.dirname(os.path.abspath(torchlint.__file__)) + os.sep
 #: the child's own frames that only run the script (the script's exceptions pass through them)
-_RUNNERS = ("runtime/child.py",)
+_RUNNERS = ("runtime/child/__main__.py",)
 _COPY_ERRORS = ("pickle", "deepcopy", "copy")
 #: how our objects are named in pickling errors (the child's own module runs as __main__)
 _OURS = re.compile(r"\btorchlint\.[a-z_]+\.|'__main__\.Events'|__main__\.Events\b")

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from torchlint.runtime.captured import Finding, LossCall, StopRun
+from torchlint.runtime.child.captured import Finding, LossCall, StopRun
 from torchlint.runtime.sites import Site
 
 if TYPE_CHECKING:
-    from torchlint.runtime.capture import Capture
+    from torchlint.runtime.child.capture import Capture
 
 #: loss calls recorded (first step and final step)
 MAX_LOSS_CALLS = 32
@@ -42,7 +42,9 @@ _PROBABILITY_OPS = {
 _SIGNATURES: dict[Any, inspect.Signature] = {}
 
 
-def _bind(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def bind_arguments(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of a call by parameter name (defaults not filled in); {} when they do
+    not bind."""
     signature = _SIGNATURES.get(func)
     if signature is None:
         signature = _SIGNATURES[func] = inspect.signature(func)
@@ -105,7 +107,7 @@ class LossSpy(TorchFunctionMode):
 def check_loss_call(
     capture: Capture, spy: LossSpy, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> LossCall | None:
-    bound = _bind(func, args, kwargs)
+    bound = bind_arguments(func, args, kwargs)
     inp = bound.get("input")
     target = bound.get("target")
     if not isinstance(inp, torch.Tensor) or not isinstance(target, torch.Tensor):
@@ -145,8 +147,6 @@ def check_loss_call(
             capture._add_once(
                 Finding(
                     "TLR302",
-                    "loss-shape-broadcast",
-                    "error",
                     f"{name} got input of shape {list(inp.shape)} and target of shape "
                     f"{list(target.shape)}; they broadcast to "
                     f"{list(torch.broadcast_shapes(inp.shape, target.shape))}, so every "  # type: ignore[no-untyped-call]
@@ -164,8 +164,6 @@ def check_loss_call(
         capture._add_once(
             Finding(
                 "TLR303",
-                "probabilities-to-logits-loss",
-                "error",
                 f"{name} received the output of sigmoid, but it applies sigmoid itself: "
                 "pass the raw logits (or use binary_cross_entropy on probabilities).",
                 site,
@@ -210,8 +208,6 @@ def _check_labels(
         )
     finding = Finding(
         "TLR301",
-        "label-out-of-range",
-        "error",
         f"{name} targets range over {low}..{high}, but the output has {classes} classes "
         f"(valid targets 0..{classes - 1}). {hint} On CUDA this shows up only as an "
         "opaque device-side assert.",
@@ -240,8 +236,6 @@ def _check_probabilities(
     capture._add_once(
         Finding(
             "TLR303",
-            "probabilities-to-logits-loss",
-            "error",
             f"{name} received {origin} outputs (each row sums to 1), but it expects "
             f"{wants}: the loss applies log_softmax itself where needed, so gradients "
             "shrink and training stalls. Drop the softmax before the loss.",

@@ -20,16 +20,21 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from torchlint.runtime.captured import Finding, LoaderInfo, OptimizerInfo, RootInfo, loader_settings
-from torchlint.runtime.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.captured import (
+    Finding,
+    LoaderInfo,
+    OptimizerInfo,
+    RootInfo,
+    loader_settings,
+)
+from torchlint.runtime.child.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.syncs import SyncCounter
 from torchlint.runtime.sites import Site
 
 DEFAULT_WARMUP = 5
@@ -51,9 +56,6 @@ OPTIMIZER_SHARE = 0.25
 MANY_PARAMETER_TENSORS = 50
 #: host syncs per step worth a hint
 SYNCS_PER_STEP = 1.0
-
-#: Tensor methods that copy to the host (a CUDA synchronisation each)
-SYNC_METHODS = ("item", "tolist", "cpu", "numpy", "__float__", "__int__")
 
 
 @dataclass
@@ -77,16 +79,6 @@ class _Step:
         return sum(self.stages.get(name, 0.0) for name in TRAIN_STAGES)
 
 
-@dataclass
-class _SyncSite:
-    site: Site
-    kinds: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def count(self) -> int:
-        return sum(self.kinds.values())
-
-
 class ProfilePlugin(RunPlugin):
     check = "profile"
 
@@ -102,7 +94,7 @@ class ProfilePlugin(RunPlugin):
         self.marks: list[_Mark] | None = None
         self.steps: list[_Step] = []
         self.plain_ends: list[float] = []
-        self.sync_sites: dict[tuple[str, int], _SyncSite] = {}
+        self.syncs = SyncCounter(capture.finder)
         self.val_forward_sites: dict[Site | None, int] = {}
         self.val_grad_forward_sites: dict[Site | None, int] = {}
         self._validating = False
@@ -249,36 +241,10 @@ class ProfilePlugin(RunPlugin):
     # host synchronisations during measured steps
 
     def _patch_syncs(self) -> None:
-        if self._sync_patches:
-            return
-        finder = self.capture.finder
-        sites = self.sync_sites
-
-        def counting(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-            def method(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-                caller = sys._getframe(1)
-                if finder.is_user_file(caller.f_code.co_filename):
-                    key = (caller.f_code.co_filename, caller.f_lineno)
-                    entry = sites.get(key)
-                    if entry is None:
-                        site = Site(
-                            caller.f_code.co_filename, caller.f_lineno, caller.f_code.co_name
-                        )
-                        entry = sites[key] = _SyncSite(site)
-                    entry.kinds[name] = entry.kinds.get(name, 0) + 1
-                return original(tensor, *args, **kwargs)
-
-            return method
-
-        for name in SYNC_METHODS:
-            original = getattr(torch.Tensor, name)
-            self._sync_patches.append((name, original))
-            setattr(torch.Tensor, name, counting(name, original))
+        self.syncs.install()
 
     def _unpatch_syncs(self) -> None:
-        for name, original in reversed(self._sync_patches):
-            setattr(torch.Tensor, name, original)
-        self._sync_patches = []
+        self.syncs.uninstall()
 
     # ------------------------------------------------------------------------------------------
     # torch.profiler trace
@@ -361,7 +327,7 @@ class ProfilePlugin(RunPlugin):
                     "per_step": _round(entry.count / max(1, len(steps)), 3),
                     "kinds": dict(entry.kinds),
                 }
-                for entry in sorted(self.sync_sites.values(), key=lambda e: -e.count)
+                for entry in sorted(self.syncs.sites.values(), key=lambda e: -e.count)
             ],
             "record": self._record(),
             "hints": [
@@ -376,8 +342,15 @@ class ProfilePlugin(RunPlugin):
             "trace_error": self.trace_error,
         }
         if not steps:
-            summary = "profile: no step was measured (the script ended during the warm-up)"
-            return PluginResult("ok", summary, payload, findings)
+            primary = self.capture.primary
+            ran = primary.steps if primary is not None else 0
+            reason = (
+                f"no step was measured: the script stopped after {ran} step(s), within the "
+                f"{self.warmup} warm-up steps; a longer run, or --warmup 0, would decide"
+            )
+            return PluginResult(
+                "inconclusive", f"profile inconclusive: {reason}", payload, findings, reason
+            )
         top = max(stages, key=lambda s: s["ms_median"] or 0.0)
         summary = (
             f"profile: step {step_median:.2f} ms median over {len(steps)} steps "
@@ -455,61 +428,53 @@ class ProfilePlugin(RunPlugin):
             if wait >= DATA_WAIT_SHARE:
                 workers = settings["num_workers"]
                 advice = (
-                    "raise num_workers (e.g. to the number of CPU cores) so batches are "
-                    "prepared while the model computes"
+                    "Raise num_workers (e.g. to the number of CPU cores) so batches are "
+                    "prepared while the model computes."
                     if workers == 0
-                    else f"even with num_workers={workers}: make loading cheaper (decode, "
-                    "augment), add workers, or set persistent_workers=True"
+                    else f"Even with num_workers={workers}: make loading cheaper (decode, "
+                    "augment), add workers, or set persistent_workers=True."
                 )
                 findings.append(
                     Finding(
                         "TLR601",
-                        "data-loading-bottleneck",
-                        "warning",
                         f"waiting for data takes {wait * 100:.0f}% of the training step "
-                        f"({_ms(share, 'data_wait', step_median)} of {step_median:.2f} ms): "
-                        f"{advice}.",
+                        f"({_ms(share, 'data_wait', step_median)} of {step_median:.2f} ms).",
                         train.site,
                         {"data_wait_share": wait, "num_workers": workers},
+                        advice=advice,
                     )
                 )
             if self.cuda and not settings["pin_memory"]:
                 findings.append(
                     Finding(
                         "TLR602",
-                        "pin-memory-off",
-                        "info",
-                        "the training loader does not pin memory while the model is on CUDA: "
-                        "pass pin_memory=True to the DataLoader and move batches with "
-                        ".to(device, non_blocking=True), so the copy overlaps compute.",
+                        "the training loader does not pin memory while the model is on CUDA, "
+                        "so each host-to-device copy blocks.",
                         train.site,
                         {"pin_memory": False},
+                        advice="Pass pin_memory=True to the DataLoader and move batches with "
+                        ".to(device, non_blocking=True), so the copy overlaps compute.",
                     )
                 )
         measured = max(1, len(self.steps))
-        for entry in self.sync_sites.values():
+        for entry in self.syncs.sites.values():
             per_step = entry.count / measured
             if per_step < SYNCS_PER_STEP:
                 continue
             kinds = ", ".join(f".{k}()" for k in entry.kinds)
-            cost = (
-                "each one makes the CPU wait for the GPU to finish all queued work"
-                if self.cuda
-                else "free on the CPU, but on CUDA each one makes the CPU wait for the GPU"
-            )
             findings.append(
                 Finding(
                     "TLR603",
-                    "host-sync-in-step",
-                    "warning" if self.cuda else "info",
-                    f"{per_step:g} host synchronisation(s) per step here ({kinds}): {cost}. "
-                    "Accumulate on the device and read the value every N steps.",
+                    f"{per_step:g} device synchronisation(s) per step here ({kinds} of a tensor "
+                    "on the device): each one makes the CPU wait for the device to finish all "
+                    "queued work.",
                     entry.site,
                     {"per_step": per_step, "kinds": dict(entry.kinds)},
+                    advice="Accumulate on the device and read the value every N steps.",
                 )
             )
         primary = self.capture.primary
-        if primary is not None and share["optimizer"] >= OPTIMIZER_SHARE:
+        if primary is not None and primary.manual is None and share["optimizer"] >= OPTIMIZER_SHARE:
             optimizer = primary.optimizer
             tensors = sum(len(g["params"]) for g in optimizer.param_groups)
             defaults = getattr(optimizer, "defaults", {})
@@ -522,15 +487,13 @@ class ProfilePlugin(RunPlugin):
                 findings.append(
                     Finding(
                         "TLR604",
-                        "optimizer-not-fused",
-                        "info",
                         f"the optimizer step takes {share['optimizer'] * 100:.0f}% of the "
-                        f"training step over {tensors} parameter tensors: pass fused=True "
-                        "(or foreach=True) to "
-                        f"{type(optimizer).__name__} to update them in a few kernels instead "
-                        "of one per tensor.",
+                        f"training step over {tensors} parameter tensors, updated one kernel per "
+                        "tensor.",
                         primary.site,
                         {"optimizer_share": share["optimizer"], "parameter_tensors": tensors},
+                        advice=f"Pass fused=True (or foreach=True) to {type(optimizer).__name__} "
+                        "to update them in a few kernels.",
                     )
                 )
         for site, count in self.val_grad_forward_sites.items():
@@ -543,13 +506,11 @@ class ProfilePlugin(RunPlugin):
             findings.append(
                 Finding(
                     "TLR605",
-                    "validation-with-grad",
-                    "warning",
-                    f"validation ran {count} forward(s) with gradients enabled{slower}: wrap "
-                    "the evaluation in torch.no_grad() (or torch.inference_mode()) so it does "
-                    "not record a graph it never uses.",
+                    f"validation ran {count} forward(s) with gradients enabled{slower}, "
+                    "recording a graph it never uses.",
                     site,
                     {"forwards": count},
+                    advice="Wrap the evaluation in torch.no_grad() (or torch.inference_mode()).",
                 )
             )
         return findings

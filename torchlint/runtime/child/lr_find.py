@@ -10,27 +10,35 @@ its minimum or the loss is not finite. The child process ends after the sweep, a
 the script saved went to the run's scratch folder (sandbox/), so the user's model and
 checkpoints are untouched.
 
-The suggestion is the lr at the steepest descent of the smoothed loss against log lr (the first
-10% of the steps and everything after the loss's minimum left out), with the lr at the minimum
-divided by 10 as a second one; none when the loss never fell clearly below its starting level.
+The suggestion is one learning rate: the lr at the steepest descent of the smoothed loss against
+log lr (the first 10% of the steps and everything after the loss's minimum left out), where the
+loss fell fastest; none when the loss never fell clearly below its starting level. The script's
+own lr, compared with it, is the one it was configured with (the optimizer's construction, a
+scheduler's `initial_lr` or `max_lr`) or the highest it set during the sweep, not the first
+value of a warm-up.
+
+It does not apply to an update by hand (no optimizer lr), an LBFGS closure, adversarial
+optimizers or reinforcement learning, whose losses do not measure progress; it says so at once.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from torchlint.runtime.captured import Finding, OptimizerInfo
-from torchlint.runtime.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.captured import Finding, OptimizerInfo
+from torchlint.runtime.child.overfit import RL_MODULES
+from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 from torchlint.runtime.results import finite_or_none
 
 if TYPE_CHECKING:
-    from torchlint.runtime.assemble import Outcome
-    from torchlint.runtime.capture import Capture
+    from torchlint.runtime.child.assemble import Outcome
+    from torchlint.runtime.child.capture import Capture
 
 DEFAULT_LR_MIN = 1e-7
 DEFAULT_LR_MAX = 10.0
@@ -237,6 +245,8 @@ class LrFindPlugin(RunPlugin):
         self.minimum: float | None = None
         self.diverged_at: int | None = None
         self.script_lr: float | None = None
+        #: the highest lr the script set for a step of the sweep (a warm-up rising, ...)
+        self.seen_lr: float | None = None
         self.unsweepable = False
         self._loss: torch.Tensor | None = None
         self._loss_step = -1
@@ -248,6 +258,25 @@ class LrFindPlugin(RunPlugin):
     # ----------------------------------------------------------------------------------------
     # events
 
+    def on_first_backward(self, loss: torch.Tensor) -> None:
+        rl = next((name for name in RL_MODULES if name in sys.modules), None)
+        if rl is not None:
+            self.not_applicable(
+                f"reinforcement learning ({rl} is loaded): an RL loss does not fall with a "
+                "better learning rate the way a supervised loss does, so the sweep's curve "
+                "cannot pick one",
+                self.capture.backward_site,
+            )
+
+    def on_manual_update(self, optimizer: OptimizerInfo) -> None:
+        line = optimizer.site.line if optimizer.site else "?"
+        self.not_applicable(
+            f"the script updates its parameters itself (line {line}), without a torch.optim "
+            "optimizer, so there is no learning rate torchlint can sweep; the lr is a number in "
+            "the script's own update",
+            optimizer.site,
+        )
+
     def on_backward_start(self, loss: torch.Tensor) -> None:
         primary = self.capture.primary
         step = primary.steps if primary is not None else 0
@@ -256,11 +285,18 @@ class LrFindPlugin(RunPlugin):
             self._loss = loss.detach().float().mean() if loss.numel() else None
 
     def on_step_start(self, optimizer: OptimizerInfo) -> None:
+        if optimizer.closure and optimizer is self.capture.primary:
+            self.not_applicable(
+                f"{optimizer.name} steps with a closure that evaluates the loss many times per "
+                "step (a line search), so a per-step sweep of its lr does not measure what one "
+                "learning rate does",
+                optimizer.site,
+            )
         if optimizer is not self.capture.primary or not self._sweeping(optimizer.steps):
             return
         groups = optimizer.optimizer.param_groups
         if optimizer.steps == 0:
-            self.script_lr = self._script_lr(groups)
+            self.script_lr = self._script_lr(groups, optimizer.configured_lrs or [])
         lr = sweep_lr(optimizer.steps, self.steps, self.lr_min, self.lr_max)
         self._saved = []
         for group in groups:
@@ -279,12 +315,23 @@ class LrFindPlugin(RunPlugin):
         self.lrs.append(lr)
 
     def on_step_end(self, optimizer: OptimizerInfo) -> None:
-        if optimizer is not self.capture.primary:
+        capture = self.capture
+        if capture.adversarial:
+            winner, loser = capture.adversarial[0]
+            self.not_applicable(
+                f"adversarial training: the loss {winner.name} steps on also runs through the "
+                f"parameters of {loser.name}, as in a GAN; such losses do not fall with a good "
+                "learning rate, so the sweep cannot pick one",
+                winner.site,
+            )
+        if optimizer is not capture.primary:
             return
         step = optimizer.steps - 1
         if not self._saved:
             return
         for group, saved in self._saved:  # the script's own lr, for its scheduler
+            if math.isfinite(saved):
+                self.seen_lr = max(self.seen_lr or 0.0, saved)
             current = group.get("lr")
             if isinstance(current, torch.Tensor):
                 current.fill_(saved)
@@ -318,21 +365,26 @@ class LrFindPlugin(RunPlugin):
             self.capture.stop_reason = "diverged"
 
     @staticmethod
-    def _script_lr(groups: list[dict[str, Any]]) -> float | None:
-        """The script's own lr: the largest over its param groups of the lr at the first step,
-        the scheduler's `initial_lr` (a warm-up starts below it) and OneCycleLR's `max_lr`."""
+    def _script_lr(groups: list[dict[str, Any]], configured: list[float | None]) -> float | None:
+        """The script's configured lr: the largest over its param groups of the lr it was
+        constructed with, the lr at the first step, a scheduler's `initial_lr` (a warm-up
+        starts below it) and OneCycleLR's `max_lr`."""
         values = [
             v
             for group in groups
             for key in ("lr", "initial_lr", "max_lr")
             if (v := _lr_value(group.get(key))) is not None
         ]
+        values += [v for v in configured if v is not None and v > 0]
         return max(values) if values else None
 
     # ----------------------------------------------------------------------------------------
     # the result
 
     def result(self, outcome: Outcome) -> PluginResult:
+        inapplicable = self.inapplicable_result()
+        if inapplicable is not None:
+            return inapplicable
         lrs = list(self.lrs)
         raw = self.losses[: len(lrs)]
         raw += [None] * (len(lrs) - len(raw))  # a step that ended the run before its end
@@ -362,12 +414,12 @@ class LrFindPlugin(RunPlugin):
             "suggested_lr": suggested_lr,
             "suggested_step": suggestion.steepest_step,
             "min_loss_lr": min_lr,
-            "min_loss_lr_div10": min_lr / 10 if min_lr is not None else None,
             "min_loss": finite_or_none(suggestion.min_level) if min_step is not None else None,
             "min_loss_step": min_step,
             "diverged_at_step": self.diverged_at,
             "diverged_lr": diverged_lr,
-            "script_lr": self.script_lr,
+            "script_lr": self._reported_script_lr(),
+            "suggestion_reason": self._suggestion_reason(suggested_lr, min_lr, diverged_lr),
             "optimizer": self._optimizer_name(),
             "sweep_end": self._sweep_end(outcome, len(lrs)),
             "no_suggestion_reason": None if suggested_lr is not None else suggestion.reason,
@@ -378,20 +430,38 @@ class LrFindPlugin(RunPlugin):
         findings = self._findings(payload, suggestion, plot_error)
         if suggested_lr is not None:
             verdict = "suggested"
-            summary = (
-                f"lr-find: suggested lr {_fmt(suggested_lr)} (steepest descent), "
-                f"{_fmt(payload['min_loss_lr_div10'])} (minimum / 10)"
-            )
-            if self.script_lr is not None:
-                summary += f"; the script's lr {_fmt(self.script_lr)}"
-        else:
-            verdict = "no_suggestion"
-            summary = f"lr-find: no suggestion: {suggestion.reason or 'no loss was recorded'}"
-        return PluginResult(verdict, summary, payload, findings)
+            summary = f"lr-find: suggested lr {_fmt(suggested_lr)}: {payload['suggestion_reason']}"
+            script_lr = payload["script_lr"]
+            if script_lr is not None:
+                summary += f"; the script's lr {_fmt(script_lr)}"
+            return PluginResult(verdict, summary, payload, findings)
+        reason = suggestion.reason or "no loss was recorded"
+        summary = f"lr-find: no suggestion: {reason}"
+        return PluginResult("no_suggestion", summary, payload, findings, reason)
+
+    def _reported_script_lr(self) -> float | None:
+        """The configured lr, or the highest the script set when it is higher (a warm-up that
+        got past its start)."""
+        values = [v for v in (self.script_lr, self.seen_lr) if v is not None]
+        return max(values) if values else None
+
+    @staticmethod
+    def _suggestion_reason(
+        suggested: float | None, lowest: float | None, diverged: float | None
+    ) -> str | None:
+        if suggested is None:
+            return None
+        text = "where the smoothed loss fell fastest (the steepest descent of the sweep)"
+        details = []
+        if lowest is not None:
+            details.append(f"lowest at lr {_fmt(lowest)}")
+        if diverged is not None:
+            details.append(f"diverged at lr {_fmt(diverged)}")
+        return text + (f"; {', '.join(details)}" if details else "")
 
     def _optimizer_name(self) -> str | None:
         primary = self.capture.primary
-        return type(primary.optimizer).__name__ if primary is not None else None
+        return primary.name if primary is not None else None
 
     def _sweep_end(self, outcome: Outcome, run: int) -> str:
         if self.diverged_at is not None:
@@ -444,43 +514,46 @@ class LrFindPlugin(RunPlugin):
         site = primary.site if primary is not None else None
         name = payload["optimizer"] or "the optimizer"
         findings: list[Finding] = []
-        script_lr = self.script_lr
+        script_lr = payload["script_lr"]
         suggested = payload["suggested_lr"]
-        lower = payload["min_loss_lr_div10"]
         diverged_lr = payload["diverged_lr"]
         if suggested is not None and script_lr is not None:
-            if diverged_lr is not None and script_lr > TOO_HIGH_FACTOR * diverged_lr:
+            beyond = diverged_lr is None and script_lr >= self.lr_max
+            if (diverged_lr is not None and script_lr > TOO_HIGH_FACTOR * diverged_lr) or (
+                beyond and script_lr > TOO_LOW_FACTOR * suggested
+            ):
+                where = (
+                    f"{script_lr / diverged_lr:.0f}x the lr at which the sweep's loss diverged "
+                    f"({diverged_lr:.3g})"
+                    if diverged_lr is not None
+                    else f"above the whole sweep (up to {self.lr_max:g}) and "
+                    f"{script_lr / suggested:.0f}x its suggestion"
+                )
                 findings.append(
                     Finding(
                         "TLR501",
-                        "lr-above-divergence",
-                        "warning",
-                        f"the script trains {name} with lr {script_lr:.3g}, "
-                        f"{script_lr / diverged_lr:.0f}x the lr at which the sweep's loss "
-                        f"diverged ({diverged_lr:.3g}): training at this rate is likely to "
-                        f"blow up. Lower the learning rate, to about {suggested:.3g} (the "
-                        "steepest descent of the sweep).",
+                        f"the script trains {name} with lr {script_lr:.3g}, {where}: training "
+                        "at this rate is likely to blow up.",
                         site,
                         {
                             "script_lr": script_lr,
                             "diverged_lr": diverged_lr,
                             "suggested_lr": suggested,
                         },
+                        advice=f"Lower the learning rate, to about {suggested:.3g} (where the "
+                        "sweep's loss fell fastest).",
                     )
                 )
-            low = min(suggested, lower) if lower is not None else suggested
-            if 0 < script_lr < low / TOO_LOW_FACTOR:
+            if 0 < script_lr < suggested / TOO_LOW_FACTOR:
                 findings.append(
                     Finding(
                         "TLR502",
-                        "lr-far-below-suggestion",
-                        "warning",
                         f"the script trains {name} with lr {script_lr:.3g}, "
-                        f"{low / script_lr:.0f}x below the lower of the sweep's suggestions "
-                        f"({low:.3g}): training will be much slower than it needs to be. Try "
-                        f"a learning rate near {suggested:.3g}.",
+                        f"{suggested / script_lr:.0f}x below the sweep's suggestion "
+                        f"({suggested:.3g}): training will be much slower than it needs to be.",
                         site,
-                        {"script_lr": script_lr, "suggested_lr": suggested, "lower": low},
+                        {"script_lr": script_lr, "suggested_lr": suggested},
+                        advice=f"Try a learning rate near {suggested:.3g}.",
                     )
                 )
         if suggested is None:
@@ -490,9 +563,7 @@ class LrFindPlugin(RunPlugin):
                 findings.append(
                     Finding(
                         "TLR506",
-                        "lr-find-optimizer-not-swept",
-                        "info",
-                        f"{type(info.optimizer).__name__} also stepped during the sweep with "
+                        f"{info.name} also stepped during the sweep with "
                         f"its own learning rate: only {name} (the first optimizer that "
                         "stepped) is swept, so the curve shows its lr with the other one fixed.",
                         info.site,
@@ -503,8 +574,6 @@ class LrFindPlugin(RunPlugin):
             findings.append(
                 Finding(
                     "TLR507",
-                    "lr-find-plot-not-written",
-                    "warning",
                     f"the plot was not written: {plot_error}. Check that the folder exists "
                     "and is writable.",
                     None,
@@ -527,8 +596,6 @@ class LrFindPlugin(RunPlugin):
             return [
                 Finding(
                     "TLR503",
-                    "lr-find-no-descent",
-                    "warning",
                     f"no learning rate could be suggested: {reason}. Check that the loss "
                     "depends on the parameters the optimizer holds (`torchlint run grads`); "
                     f"if it does, raise --lr-max (now {self.lr_max:g}) or run more --steps.",
@@ -555,8 +622,6 @@ class LrFindPlugin(RunPlugin):
             return [
                 Finding(
                     "TLR504",
-                    "lr-find-diverged-at-start",
-                    "warning",
                     f"no learning rate could be suggested: {reason}. " + advice,
                     backward,
                     evidence,
@@ -566,8 +631,6 @@ class LrFindPlugin(RunPlugin):
             return [
                 Finding(
                     "TLR505",
-                    "lr-find-too-few-steps",
-                    "warning",
                     f"no learning rate could be suggested: {reason}. Run with --steps 100 "
                     "(the default), and make sure the script trains for that many steps.",
                     self.capture.primary.step_site if self.capture.primary else site,

@@ -1,31 +1,39 @@
 """Instrumentation of an unmodified training script, for the zero-config launcher.
 
 Runs only inside the child process that `torchlint run` starts. `Capture.install()` puts light
-hooks into PyTorch before the script runs:
+hooks into PyTorch before the script runs, and turns what they see into events for the check's
+plugin (`plugin.RunPlugin`, named by the registry in `torchlint.runtime.checks`):
 
 * global module forward hooks find the *root models* (modules with parameters called at depth 0),
-  and are swapped for hooks on those roots alone after the first optimizer step;
-* module and parameter registration hooks remember the line that created each submodule, so a
-  parameter's finding can point at its `self.layer = nn.X(...)` line;
-* `Optimizer.__init__` is wrapped (to know optimizers and their construction line before they
-  step) and the global optimizer step pre/post hooks count steps and scan gradients;
+  and are swapped for hooks on those roots alone after the first step;
+* module and parameter registration hooks remember the line that created each submodule, and
+  `requires_grad_(False)` / `p.requires_grad = False` the line that froze each parameter;
+* `Optimizer.__init__` is wrapped (optimizers and their construction line, and the learning
+  rate they were configured with, before they step), and the global optimizer step pre/post
+  hooks count steps; with several optimizers, each backward is attributed to the optimizers
+  whose parameters it reached and that stepped on it;
+* without `torch.optim`, the script's own parameter update (`p.data.add_`, `p -= lr * p.grad`)
+  is recognised in the gap after the first backward (`updates.py`) and counted as the steps;
 * `torch.autograd.backward` is wrapped (it also serves `Tensor.backward`) to see the loss;
 * `DataLoader.__init__`/`__iter__` are wrapped: each batch is copied on fetch until the first
   backward names the training loader (the loader whose batch preceded it, so an `evaluate()` run
-  first is not mistaken for training); in overfit mode that loader then yields a fresh copy of
-  its cached batch on every fetch;
-* during the first training step (and the last overfit step) a `TorchFunctionMode` watches the
-  loss functions for the cheap sanity checks.
+  first is not mistaken for training); a plugin that replays one batch then gets a fresh copy of
+  it on every fetch, and a loop without a DataLoader gets its first step's forward inputs and
+  loss targets again (`replay.py`);
+* during the first training step a `TorchFunctionMode` watches the loss functions for the cheap
+  sanity checks (`loss_checks.py`).
 
 The script is stopped with `StopRun`, a `BaseException` that the user's `except Exception`
-cannot swallow, raised at the next fetch from the training loader once enough steps ran.
+cannot swallow, raised at the next fetch from the training loader once the plugin asked for it
+(`request_stop`), or at the first root forward after the next step.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import math
+import importlib
+import itertools
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,7 +43,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from torchlint.runtime.captured import (
+from torchlint.runtime.checks import CHECKS
+from torchlint.runtime.child.captured import (
     Finding,
     ForwardEvent,
     LoaderInfo,
@@ -46,38 +55,33 @@ from torchlint.runtime.captured import (
     learning_rates,
     mode_dependent_layers,
 )
-from torchlint.runtime.core import first_tensor, foreach_norms, map_tensors
-from torchlint.runtime.hidden_hooks import HiddenHooks
-from torchlint.runtime.loss_checks import LossSpy
-from torchlint.runtime.plugin import RunPlugin, make_plugin
+from torchlint.runtime.child.core import first_tensor, map_tensors
+from torchlint.runtime.child.hidden_hooks import HiddenHooks
+from torchlint.runtime.child.loss_checks import LossSpy
+from torchlint.runtime.child.losses import LossObserver
+from torchlint.runtime.child.plugin import RunPlugin
+from torchlint.runtime.child.replay import ForwardReplay
+from torchlint.runtime.child.updates import UpdateWatch
 from torchlint.runtime.sites import Site, SiteFinder
 
 Emit = Callable[[dict[str, Any]], None]
 
 #: forwards recorded for the sanity checks (the first ones only)
 MAX_FORWARD_EVENTS = 64
-#: a loop that never fetches from the training loader again is stopped at a root forward once
-#: the primary optimizer is this many steps past the target
-FALLBACK_STOP_MARGIN = 2
-#: backward calls without any optimizer step before the run is stopped as "no optimizer"
-#: (far above any gradient-accumulation factor)
-MAX_BACKWARDS_WITHOUT_STEP = 256
-#: functional losses whose values a plugin with `wants_losses` receives
-REPORTED_LOSSES = (
-    "cross_entropy",
-    "nll_loss",
-    "mse_loss",
-    "l1_loss",
-    "smooth_l1_loss",
-    "huber_loss",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "kl_div",
-)
-#: backward losses kept (the first per step is what the curves use)
-MAX_BACKWARD_LOSSES = 100_000
+#: backward losses kept per optimizer (the curves), far above any check's steps
+MAX_STEP_LOSSES = 100_000
 #: the step bound of a plugin that stops the run itself
 UNBOUNDED_STEPS = 10**9
+#: optimizer steps whose durations are dropped from `timing` (warm-up)
+TIMING_WARMUP = 5
+
+
+def make_plugin(check: str, capture: Capture, options: dict[str, Any]) -> RunPlugin:
+    """The plugin that runs `check`, from the registry."""
+    module_name, _, class_name = CHECKS[check].plugin.partition(":")
+    plugin_class = getattr(importlib.import_module(module_name), class_name)
+    plugin: RunPlugin = plugin_class(capture, options)
+    return plugin
 
 
 class Capture:
@@ -91,10 +95,13 @@ class Capture:
         emit: Emit,
         options: dict[str, Any] | None = None,
     ) -> None:
-        self.mode = mode  # "overfit", "grads", or a plugin's check
+        self.mode = mode  # the check
+        #: steps the check asked for (its budget); the run stops when the primary reaches it
+        self.requested_steps = steps
         self.target_steps = steps
         self.finder = SiteFinder(project_root)
         self.emit = emit
+        self.started = time.monotonic()
         self.roots: list[RootInfo] = []
         self._roots_by_id: dict[int, RootInfo] = {}
         self.optimizers: list[OptimizerInfo] = []
@@ -110,13 +117,12 @@ class Capture:
         self.findings: list[Finding] = []
         self.backward_site: Site | None = None
         self.backward_calls = 0
-        #: (primary optimizer steps before this backward, detached scalar loss or None)
-        self.backward_losses: list[tuple[int, torch.Tensor | None]] = []
         self.stop_reason: str | None = None
-        self.nan_step: int | None = None
         self.loss_differentiable = True
         self.grad_scaler_used = False
         self.autocast: str | None = None
+        #: perf_counter at the end of each primary step (the envelope's `timing`)
+        self.step_stamps: list[float] = []
         #: id(scaled loss) -> (the scaled tensor, weakly; the loss before GradScaler.scale)
         self._unscaled: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
         self.hidden = HiddenHooks()
@@ -124,29 +130,32 @@ class Capture:
         self.param_sites: weakref.WeakKeyDictionary[nn.Module, dict[str, Site]] = (
             weakref.WeakKeyDictionary()
         )
+        #: id(parameter) -> (the parameter, weakly; the line that set requires_grad False)
+        self.frozen_sites: dict[int, tuple[weakref.ref[torch.Tensor], Site | None]] = {}
         self.spy: LossSpy | None = None
-        self.plugin: RunPlugin | None = make_plugin(mode, self, options or {})
-        if self.plugin is not None:
-            self.target_steps = self.plugin.total_steps() or UNBOUNDED_STEPS
+        self.update_watch = UpdateWatch(self)
+        self.in_optimizer_step = False
+        self.optimizer_stepped = False
+        #: backward call site -> ids of the optimizers whose parameters it reached
+        self._reached: dict[Site | None, frozenset[int]] = {}
+        #: (the optimizer that stepped on a backward, one whose parameters it also reached but
+        #: that discarded its gradient): an adversarial pair, as in a GAN
+        self.adversarial: list[tuple[OptimizerInfo, OptimizerInfo]] = []
+        self._backward_since_step = False
+        self._forward_after_step = False
+        self.forward_replay: ForwardReplay | None = None
+        self.losses: LossObserver | None = None
+        self.plugin: RunPlugin = make_plugin(mode, self, options or {})
+        bound = self.plugin.total_steps()
+        self.target_steps = bound if bound is not None else UNBOUNDED_STEPS
         self.probe = AccumulationProbe(self)
-        self._final_spy_started = False
         self._depth = 0
         self._global_handles: list[Any] = []
         self._root_handles: list[Any] = []
         self._registration_handles: list[Any] = []
         self._step_handles: list[Any] = []
         self._patches: list[tuple[Any, str, Any]] = []
-        # gradient scan (grads mode)
-        self.scan_names: list[str] = []
-        self.scan_params: list[nn.Parameter] = []
-        self.scan_optimizer_ids: set[int] = set()
-        self.scan_foreign = 0
-        self._scan_index: dict[int, int] = {}
-        self._scan_owned: dict[int, list[int]] = {}  # id(optimizer) -> its param indices
-        self._scan_orphans: list[int] = []  # trainable params in no optimizer
-        self.grad_rows: list[torch.Tensor] = []
-        self.weight_rows: list[torch.Tensor] = []
-        self.present_rows: list[torch.Tensor] = []
+        self._added: list[tuple[Any, str]] = []
 
     # ----------------------------------------------------------------------------------------
     # installing and removing
@@ -179,12 +188,11 @@ class Capture:
 
         def backward(tensors: Any, *args: Any, **kwargs: Any) -> Any:
             loss = capture._on_backward(tensors)
-            plugin = capture.plugin
-            if plugin is None or loss is None:
+            if loss is None:
                 return original_backward(tensors, *args, **kwargs)
-            plugin.on_backward_start(loss)
+            capture.plugin.on_backward_start(loss)
             done = original_backward(tensors, *args, **kwargs)
-            plugin.on_backward_end()
+            capture._after_backward()
             return done
 
         original_loader_init = DataLoader.__init__
@@ -202,9 +210,18 @@ class Capture:
         self._patch(torch.autograd, "backward", backward)
         self._patch(DataLoader, "__init__", loader_init)
         self._patch(DataLoader, "__iter__", loader_iter)
+        self._watch_freezing()
         self.hidden.install()
-        if self.plugin is not None and self.plugin.wants_losses:
-            self._patch_losses(self.plugin)
+        plugin = self.plugin
+        if plugin.wants_losses or plugin.replays_batch:
+            self.losses = LossObserver(
+                plugin.on_loss, floors=plugin.replays_batch, keep_targets=plugin.replays_batch
+            )
+            if plugin.replays_batch:
+                self.losses.substitute = self.substitute_target
+            self.losses.install()
+        if plugin.replays_batch:
+            self.forward_replay = ForwardReplay()
         scaler_class = getattr(getattr(torch, "amp", None), "GradScaler", None)
         if scaler_class is not None:
             original_scale = scaler_class.scale
@@ -218,6 +235,43 @@ class Capture:
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+        plugin.on_install()
+
+    def _watch_freezing(self) -> None:
+        """Remember the line that froze each parameter (`requires_grad_(False)` on it or its
+        module, or `param.requires_grad = False`), for the frozen-parameter findings."""
+        capture = self
+        original = torch.Tensor.requires_grad_
+
+        def requires_grad_(tensor: torch.Tensor, requires_grad: bool = True) -> torch.Tensor:
+            if not requires_grad and isinstance(tensor, nn.Parameter):
+                capture._froze(tensor)
+            return original(tensor, requires_grad)
+
+        self._patch(torch.Tensor, "requires_grad_", requires_grad_)
+        base = torch._C.TensorBase.requires_grad
+
+        def get(tensor: torch.Tensor) -> bool:
+            return bool(base.__get__(tensor))
+
+        def put(tensor: torch.Tensor, value: bool) -> None:
+            if not value:
+                capture._froze(tensor)
+            base.__set__(tensor, value)
+
+        if "requires_grad" not in vars(nn.Parameter):
+            nn.Parameter.requires_grad = property(get, put)  # type: ignore[assignment]
+            self._added.append((nn.Parameter, "requires_grad"))
+
+    def _froze(self, param: torch.Tensor) -> None:
+        if len(self.frozen_sites) < 100_000:
+            self.frozen_sites[id(param)] = (weakref.ref(param), self.finder.find())
+
+    def freeze_site(self, param: torch.Tensor) -> Site | None:
+        entry = self.frozen_sites.get(id(param))
+        if entry is not None and entry[0]() is param:
+            return entry[1]
+        return None
 
     def remember_unscaled(self, scaled: torch.Tensor, loss: torch.Tensor) -> None:
         """A side table, not an attribute of the tensor: nothing of ours may be reachable
@@ -232,38 +286,13 @@ class Capture:
             return entry[1]
         return loss
 
-    def _patch_losses(self, plugin: RunPlugin) -> None:
-        """Report every scalar value of the functional losses (nn.*Loss modules call them)."""
-        functional = torch.nn.functional
-        busy = [False]  # a loss calling another (or the loss spy calling it again) reports once
-
-        def wrap(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-            @functools.wraps(original)
-            def loss(*args: Any, **kwargs: Any) -> Any:
-                if busy[0]:
-                    return original(*args, **kwargs)
-                busy[0] = True
-                try:
-                    out = original(*args, **kwargs)
-                finally:
-                    busy[0] = False
-                if isinstance(out, torch.Tensor) and out.numel() == 1:
-                    plugin.on_loss(name, out.detach(), torch.is_grad_enabled())
-                return out
-
-            return loss
-
-        for name in REPORTED_LOSSES:
-            original = getattr(functional, name, None)
-            if original is not None:
-                self._patch(functional, name, wrap(name, original))
-
     def _patch(self, owner: Any, name: str, replacement: Any) -> None:
         self._patches.append((owner, name, getattr(owner, name)))
         setattr(owner, name, replacement)
 
     def uninstall(self) -> None:
         self._stop_spy()
+        self.update_watch.close_gap()
         self.probe.detach()
         for handle in (
             self._global_handles
@@ -279,7 +308,26 @@ class Capture:
         for owner, name, original in reversed(self._patches):
             setattr(owner, name, original)
         self._patches = []
+        for owner, name in self._added:
+            with contextlib.suppress(AttributeError):
+                delattr(owner, name)
+        self._added = []
+        if self.losses is not None:
+            self.losses.uninstall()
         self.hidden.uninstall()
+        self.plugin.on_uninstall()
+
+    # ----------------------------------------------------------------------------------------
+    # stopping
+
+    def request_stop(self, reason: str) -> None:
+        """End the script at the next fetch from the training loader, or at the first root
+        forward after the next step."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
 
     # ----------------------------------------------------------------------------------------
     # modules
@@ -297,64 +345,65 @@ class Capture:
         if site is not None:
             self.param_sites.setdefault(module, {}).setdefault(name, site)
 
-    def _global_pre(self, module: nn.Module, args: Any) -> None:
+    def _global_pre(self, module: nn.Module, args: Any) -> Any:
         self._depth += 1
         if self._depth == 1:
-            self._root_forward(module, discover=True)
+            replaced = self._root_forward(module, args, {}, discover=True)
+            if replaced is not None:
+                return replaced[0]
+        return None
 
     def _global_post(self, module: nn.Module, args: Any, output: Any) -> None:
         self._depth -= 1
-        if self._depth == 0 and self.plugin is not None:
+        if self._depth == 0:
             root = self._roots_by_id.get(id(module))
             if root is not None:
                 self.plugin.on_forward_end(root)
 
     def _root_post(self, module: nn.Module, args: Any, output: Any) -> None:
         root = self._roots_by_id.get(id(module))
-        if root is not None and self.plugin is not None:
+        if root is not None:
             self.plugin.on_forward_end(root)
 
-    def _root_pre(self, module: nn.Module, args: Any) -> None:
-        self._root_forward(module, discover=False)
+    def _root_pre(self, module: nn.Module, args: Any, kwargs: Any) -> Any:
+        return self._root_forward(module, args, kwargs, discover=False)
 
-    def _root_forward(self, module: nn.Module, discover: bool) -> None:
+    def _root_forward(
+        self, module: nn.Module, args: Any, kwargs: Any, discover: bool
+    ) -> tuple[Any, Any] | None:
         info = self._roots_by_id.get(id(module))
         if info is None:
             if not discover or next(module.parameters(), None) is None:
-                return
+                return None
             info = RootInfo(module, self.finder.find())
             self._roots_by_id[id(module)] = info
             self.roots.append(info)
         info.forwards += 1
         if self.spy is not None and not self.spy.active:
             self._stop_spy()
+        if self.update_watch.spy is not None:
+            self._close_update_gap()
         grad = torch.is_grad_enabled()
+        primary = self.primary
+        if primary is not None and primary.manual is not None and self._backward_since_step:
+            self._manual_step()
+        if self.stop_reason is not None and self._forward_after_step and primary is not None:
+            raise StopRun(self.stop_reason)
         if len(self.forwards) < MAX_FORWARD_EVENTS:
             site = info.forward_site if info.forwards == 1 else self.finder.find()
             self.forwards.append(ForwardEvent(info, module.training, grad, self.last_fetch, site))
-        primary = self.primary
         if grad and self.backward_calls == 0:
             # (re)start the first-step window: a grad-enabled forward before any backward
             self._stop_spy()
             self._start_spy("first")
             self._note_autocast(module)
-        elif (
-            grad
-            and self.mode == "overfit"
-            and primary is not None
-            and primary.steps == self.target_steps - 1
-            and not self._final_spy_started
-        ):
-            self._final_spy_started = True
-            self._start_spy("final")
-        if (
-            primary is not None
-            and self.stop_reason is not None
-            and primary.steps >= self.target_steps + FALLBACK_STOP_MARGIN
-        ):
-            raise StopRun(self.stop_reason)
-        if self.plugin is not None:
-            self.plugin.on_forward_start(info, module.training, grad)
+        self.plugin.on_forward_start(info, module.training, grad)
+        replay = self.forward_replay
+        if replay is not None and grad and self.train_loader is None and self.stop_reason is None:
+            replaced = replay.forward(module, tuple(args), dict(kwargs or {}))
+            if replaced is not None:
+                return replaced
+        return None
 
     def _note_autocast(self, module: nn.Module) -> None:
         param = next(module.parameters(), None)
@@ -377,13 +426,13 @@ class Capture:
         self._depth = 0
         hide = self.hidden.add
         self._root_handles = [
-            hide(root.module.register_forward_pre_hook(self._root_pre)) for root in self.roots
+            hide(root.module.register_forward_pre_hook(self._root_pre, with_kwargs=True))
+            for root in self.roots
         ]
-        if self.plugin is not None:
-            self._root_handles += [
-                hide(root.module.register_forward_hook(self._root_post, always_call=True))
-                for root in self.roots
-            ]
+        self._root_handles += [
+            hide(root.module.register_forward_hook(self._root_post, always_call=True))
+            for root in self.roots
+        ]
 
     # ----------------------------------------------------------------------------------------
     # loss spy
@@ -411,41 +460,43 @@ class Capture:
     def _register_optimizer(self, opt: Any, site: Site | None) -> OptimizerInfo:
         info = self._optimizers_by_id.get(id(opt))
         if info is None:
-            info = OptimizerInfo(opt, site)
+            info = OptimizerInfo(opt, site, configured_lrs=learning_rates(opt))
             self._optimizers_by_id[id(opt)] = info
             self.optimizers.append(info)
+            self._reached = {}
         return info
 
     def _on_step_pre(self, opt: Any, args: Any, kwargs: Any) -> None:
         info = self._optimizers_by_id.get(id(opt)) or self._register_optimizer(opt, None)
-        if self.primary is None:
+        self.in_optimizer_step = True
+        self.optimizer_stepped = True
+        if self.update_watch.spy is not None:
+            self._close_update_gap()
+        if self.primary is None or self.primary.manual is not None:
             self.primary = info
         if info.step_site is None:
             info.step_site = self.finder.find()
         if info.first_lrs is None:
             info.first_lrs = learning_rates(info.optimizer)
         has_closure = _has_closure(args, kwargs)
-        if self.mode == "grads" and not has_closure:
-            self._scan(info)
+        info.closure = has_closure
         if info is self.primary and not has_closure:
             if info.steps == 0:
                 self._check_gradients_reach_model()
             self.probe.before_step(info.steps)
-        if self.plugin is not None:
-            self.plugin.on_step_start(info)
+        self.plugin.on_step_start(info)
 
     def _on_step_post(self, opt: Any, args: Any, kwargs: Any) -> None:
+        self.in_optimizer_step = False
         info = self._optimizers_by_id.get(id(opt))
         if info is None:
             return
         has_closure = _has_closure(args, kwargs)
-        if self.mode == "grads" and has_closure:
-            self._scan(info)
         if info is self.primary and info.steps == 0 and has_closure:
             self._check_gradients_reach_model()
+        self._take_step_loss(info)
         info.steps += 1
-        if self.plugin is not None:
-            self.plugin.on_step_end(info)
+        self.plugin.on_step_end(info)
         if info is not self.primary:
             return
         step = info.steps
@@ -455,18 +506,89 @@ class Capture:
                 self.probe.attach(self._probe_parameter(info))
         if not has_closure:
             self.probe.after_step(step)
-        if self.mode == "overfit" and self.nan_step is None:
-            loss = self._loss_of_step(step - 1)
-            if loss is not None and not bool(torch.isfinite(loss)):
-                self.nan_step = step - 1
-                self.stop_reason = "nan"
-        if step >= self.target_steps and self.stop_reason is None:
-            self.stop_reason = "steps_done"
+        self._primary_step_done(step)
+
+    def _primary_step_done(self, step: int) -> None:
+        self.step_stamps.append(time.perf_counter())
+        self._forward_after_step = True
+        self._backward_since_step = False
+        if self.forward_replay is not None:
+            self.forward_replay.start_step()
+        if step >= self.target_steps:
+            self.request_stop("steps_done")
         self.emit({"event": "step", "step": step, "of": self.target_steps})
+
+    def _manual_step(self) -> None:
+        """A manual update ran since the last backward: one step of the manual optimizer."""
+        info = self.primary
+        if info is None or info.manual is None:
+            return
+        self.plugin.on_step_start(info)
+        self._take_step_loss(info)
+        info.steps += 1
+        self.plugin.on_step_end(info)
+        if info.steps == 1:
+            self._switch_to_root_hooks()
+        self._primary_step_done(info.steps)
+
+    def _close_update_gap(self) -> None:
+        found = self.update_watch.close_gap()
+        if found is None or self.optimizer_stepped:
+            return
+        params = [p for root in self.roots for p in root.module.parameters()]
+        info = OptimizerInfo(None, found.site, manual=found, step_site=found.site)
+        info.manual_params = params
+        self.optimizers.append(info)
+        self.primary = info
+        self._reached = {}
+        self.findings.append(
+            Finding(
+                "TLR109",
+                f"the script updates the parameters itself ({found.operation} on "
+                f"{found.tensors} parameter tensor(s) here), without a torch.optim optimizer: "
+                "each backward is counted as one step.",
+                found.site,
+                {"operation": found.operation, "tensors": found.tensors},
+            )
+        )
+        if self.update_watch.changed is False:
+            self.findings.append(
+                Finding(
+                    "TLR108",
+                    f"the update here ({found.operation}) left the parameters exactly as they "
+                    "were: a learning rate of 0, or an update applied to a copy of the "
+                    "parameters instead of the parameters themselves.",
+                    found.site,
+                    {"operation": found.operation},
+                    advice="Check the learning rate the update uses, and that it updates "
+                    "`p.data` (or `p` under torch.no_grad()) of the model's own parameters.",
+                )
+            )
+        self.plugin.on_manual_update(info)
+        self._manual_step()
+
+    def _take_step_loss(self, info: OptimizerInfo) -> None:
+        """The loss of the step `info` just took: the sum of the losses of the backward calls
+        that reached its parameters since its gradients were last cleared (the first of them
+        for a closure, which calls backward many times on one loss)."""
+        pending = info.pending
+        values = [loss for loss, _ in pending]
+        value: torch.Tensor | None = None
+        if values and all(v is not None for v in values):
+            if info.closure or len(values) == 1:
+                value = values[0]
+            else:
+                value = torch.stack([v for v in values if v is not None]).sum()
+        for _, entry in pending:
+            entry.consumed_by.add(id(info))
+        if len(info.step_losses) < MAX_STEP_LOSSES:
+            info.step_losses.append(value)
+            info.step_backwards.append(len(values))
+        info.pending = []
 
     def _probe_parameter(self, info: OptimizerInfo) -> nn.Parameter | None:
         """The smallest trainable parameter of the roots that `info` optimizes (cheap to copy)."""
-        owned = {id(p) for g in info.optimizer.param_groups for p in g["params"]}
+        owned = {id(p) for p in info.parameters()}
         candidates = [
             p
             for root in self.roots
@@ -484,90 +606,14 @@ class Capture:
             self._add_once(
                 Finding(
                     "TLR106",
-                    "no-gradient-reaches-model",
-                    "error",
                     f"after the first backward, none of the model's {len(trainable)} trainable "
                     "parameter tensors has a gradient: the loss is not connected to the model "
                     "(detached outputs, `.data`, or a `requires_grad_()` on the loss that "
                     "silenced the error), so nothing can learn.",
                     self.backward_site,
                     {"trainable_parameters": len(trainable)},
+                    advice="Compute the loss from the model's output without detaching it.",
                 )
-            )
-
-    def _loss_of_step(self, step: int) -> torch.Tensor | None:
-        for index in range(len(self.backward_losses) - 1, -1, -1):
-            k, loss = self.backward_losses[index]
-            if k < step:
-                return None
-            if k == step and (index == 0 or self.backward_losses[index - 1][0] < step):
-                return loss
-        return None
-
-    # ----------------------------------------------------------------------------------------
-    # gradient scan
-
-    def _prepare_scan(self) -> None:
-        seen: set[int] = set()
-        many = len(self.roots) > 1
-        for root in self.roots:
-            prefix = f"{type(root.module).__name__}." if many else ""
-            for name, param in root.module.named_parameters():
-                if id(param) in seen:
-                    continue
-                seen.add(id(param))
-                self._scan_index[id(param)] = len(self.scan_params)
-                self.scan_names.append(prefix + name)
-                self.scan_params.append(param)
-        for info in self.optimizers:
-            owned: list[int] = []
-            for group in info.optimizer.param_groups:
-                for param in group["params"]:
-                    self.scan_optimizer_ids.add(id(param))
-                    index = self._scan_index.get(id(param))
-                    if index is None:
-                        self.scan_foreign += 1
-                    elif param.requires_grad:
-                        owned.append(index)
-            self._scan_owned[id(info.optimizer)] = owned
-        self._scan_orphans = [
-            i
-            for i, p in enumerate(self.scan_params)
-            if p.requires_grad and id(p) not in self.scan_optimizer_ids
-        ]
-
-    def _scan(self, info: OptimizerInfo) -> None:
-        """Norms of this optimizer's gradients (and, at the primary's step, of trainable
-        parameters in no optimizer) at its k-th step, as one foreach call; kept on device."""
-        k = info.steps
-        if k >= self.target_steps:
-            return
-        if not self.scan_params:
-            self._prepare_scan()
-            if not self.scan_params:
-                return
-        indices = list(self._scan_owned.get(id(info.optimizer), []))
-        if info is self.primary:
-            indices += self._scan_orphans
-        if not indices:
-            return
-        count = len(self.scan_params)
-        device = self.scan_params[indices[0]].device
-        while len(self.grad_rows) <= k:
-            self.grad_rows.append(torch.full((count,), math.nan, device=device))
-            self.weight_rows.append(torch.full((count,), math.nan, device=device))
-            self.present_rows.append(torch.zeros(count, dtype=torch.bool))
-        params = self.scan_params
-        with_grad = [i for i in indices if params[i].grad is not None]
-        with torch.no_grad():
-            if with_grad:
-                grads = [g for i in with_grad if (g := params[i].grad) is not None]
-                where = torch.tensor(with_grad, dtype=torch.long, device=device)
-                self.grad_rows[k][where] = foreach_norms(grads, device)
-                self.present_rows[k][with_grad] = True
-            where_all = torch.tensor(indices, dtype=torch.long, device=device)
-            self.weight_rows[k][where_all] = foreach_norms(
-                [params[i].detach() for i in indices], device
             )
 
     # ----------------------------------------------------------------------------------------
@@ -581,18 +627,16 @@ class Capture:
         if not isinstance(loss, torch.Tensor):
             return None
         loss = self._unscaled_loss(loss)
+        if self.update_watch.spy is not None:
+            self._close_update_gap()
         first = self.backward_calls == 0
         self.backward_calls += 1
         if first:
             self.backward_site = self.finder.find()
-            self._on_first_backward()
-            if self.mode == "overfit" and self.train_loader is None:
-                # nothing to replay: say so now, not at the timeout
-                self.stop_reason = "no_loader"
-                raise StopRun(self.stop_reason)
-        if self.primary is None and self.backward_calls > MAX_BACKWARDS_WITHOUT_STEP:
-            self.stop_reason = "no_optimizer"
-            raise StopRun(self.stop_reason)
+            self._on_first_backward(loss)
+        manual = self.primary is not None and self.primary.manual is not None
+        if manual and self._backward_since_step:
+            self._manual_step()
         if self.forwards and self.forwards[-1].grad_enabled:
             self.forwards[-1].backward_followed = True
         if self.spy is not None:
@@ -602,32 +646,112 @@ class Capture:
             self.spy.active = False
         if not loss.requires_grad:
             self.loss_differentiable = False
-            self._add_once(
-                Finding(
-                    "TLR103",
-                    "loss-not-differentiable",
-                    "error",
-                    "backward() was called on a loss that does not require grad: it was "
-                    "computed from detached tensors (`.detach()`, `.data`, `.item()`) or under "
-                    "no_grad, so no parameter can learn. Compute the loss from the model's "
-                    "output directly.",
-                    self.backward_site,
-                    {"requires_grad": False},
-                )
-            )
+            self._not_differentiable()
             raise StopRun("loss_not_differentiable")
-        steps = self.primary.steps if self.primary is not None else 0
         value = loss.detach().float().reshape(()) if loss.numel() == 1 else None
-        if len(self.backward_losses) < MAX_BACKWARD_LOSSES:
-            self.backward_losses.append((steps, value))
+        self._attribute(loss, value)
+        self._backward_since_step = True
         return loss
 
-    def _on_first_backward(self) -> None:
+    def _not_differentiable(self) -> None:
+        params = [p for root in self.roots for p in root.module.parameters()]
+        if params and not any(p.requires_grad for p in params):
+            sites = [s for p in params if (s := self.freeze_site(p)) is not None]
+            site = sites[0] if sites else self.backward_site
+            where = f" (frozen at line {site.line})" if sites and site is not None else ""
+            self._add_once(
+                Finding(
+                    "TLR204",
+                    f"every one of the model's {len(params)} parameter tensors is frozen "
+                    f"(requires_grad=False){where}, so the loss does not require grad and "
+                    "backward() has nothing to compute.",
+                    site,
+                    {"params": len(params), "frozen": len(params)},
+                    advice="Unfreeze the parameters that should learn (requires_grad_(True)), "
+                    "or remove the line that froze them.",
+                    severity="error",
+                )
+            )
+            return
+        self._add_once(
+            Finding(
+                "TLR103",
+                "backward() was called on a loss that does not require grad: it was computed "
+                "from detached tensors (`.detach()`, `.data`, `.item()`) or under no_grad, so "
+                "no parameter can learn.",
+                self.backward_site,
+                {"requires_grad": False},
+                advice="Compute the loss from the model's output directly.",
+            )
+        )
+
+    def _after_backward(self) -> None:
+        self.plugin.on_backward_end()
+        if not self.optimizer_stepped and (self.primary is None or self.primary.manual is None):
+            self.update_watch.after_backward()
+
+    def _attribute(self, loss: torch.Tensor, value: torch.Tensor | None) -> None:
+        """Add the loss to the pending window of each optimizer whose parameters it reaches
+        (all of them with a single optimizer), after dropping the windows whose gradients were
+        cleared since."""
+        entry = _Pending()
+        optimizers = [o for o in self.optimizers if o.manual is None or o is self.primary]
+        if not optimizers:
+            return
+        reached = {id(o) for o in optimizers} if len(optimizers) == 1 else self._reached_by(loss)
+        for info in optimizers:
+            if info.pending and info.cleared():
+                self._discard(info)
+            if id(info) in reached:
+                entry.reached.add(id(info))
+                info.pending.append((value, entry))
+
+    def _discard(self, info: OptimizerInfo) -> None:
+        """`info`'s gradients were cleared before it stepped on its pending backward calls: an
+        adversarial pair when another optimizer stepped on one of them."""
+        for _, entry in info.pending:
+            for other_id in entry.consumed_by:
+                other = next((o for o in self.optimizers if id(o) == other_id), None)
+                if other is not None and other is not info:
+                    pair = (other, info)
+                    if pair not in self.adversarial:
+                        self.adversarial.append(pair)
+        info.pending = []
+
+    def _reached_by(self, loss: torch.Tensor) -> set[int]:
+        """The optimizers whose parameters the loss's graph reaches, cached per backward line
+        (one walk of the graph per line)."""
+        site = self.finder.find()
+        cached = self._reached.get(site)
+        if cached is not None:
+            return set(cached)
+        owners: dict[int, set[int]] = {}
+        for info in self.optimizers:
+            for p in info.parameters():
+                owners.setdefault(id(p), set()).add(id(info))
+        found: set[int] = set()
+        seen: set[int] = set()
+        kept: list[Any] = []  # the nodes' Python wrappers stay alive, so their ids stay unique
+        stack = [loss.grad_fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            kept.append(node)
+            variable = getattr(node, "variable", None)
+            if isinstance(variable, torch.Tensor):
+                found |= owners.get(id(variable), set())
+            stack.extend(child for child, _ in getattr(node, "next_functions", ()))
+        self._reached[site] = frozenset(found)
+        return found
+
+    def _on_first_backward(self, loss: torch.Tensor) -> None:
         train = self.last_fetch
         if train is not None:
             self.train_loader = train
             train.role = "train"
-            if self.mode == "overfit":
+            if self.plugin.replays_batch:
                 self.replay = train.cached
             for loader in self.loaders:
                 loader.cached = None
@@ -639,31 +763,30 @@ class Capture:
                 self._add_once(
                     Finding(
                         "TLR304",
-                        "eval-mode-training",
-                        "warning",
                         f"the training step ran {type(forward.root.module).__name__} in eval "
                         f"mode, so {shown} behave as at inference (dropout off, BatchNorm on "
-                        "running statistics). Call model.train() before training (and again "
-                        "after each evaluation).",
+                        "running statistics) while it trains.",
                         forward.site,
                         {"mode_dependent_layers": layers[:20]},
+                        advice="Call model.train() before training, and again after each "
+                        "evaluation.",
                     )
                 )
         self.emit({"event": "captured", "summary": self.describe()})
+        self.plugin.on_first_backward(loss)
 
     def gradients_accumulate_across_steps(self) -> None:
         primary = self.primary
         self._add_once(
             Finding(
                 "TLR107",
-                "gradients-not-cleared",
-                "error",
                 "the gradients are not cleared between optimizer steps: before each step the "
                 "gradient holds the previous steps' gradients plus this batch's, so every "
-                "update repeats all earlier ones. Call optimizer.zero_grad() once per optimizer "
-                "step (after step(), or before the backward of the first micro-batch).",
+                "update repeats all earlier ones.",
                 primary.step_site if primary is not None else self.backward_site,
                 {"checked_steps": PROBE_STEPS},
+                advice="Call optimizer.zero_grad() once per optimizer step (after step(), or "
+                "before the backward of the first micro-batch).",
             )
         )
 
@@ -682,6 +805,14 @@ class Capture:
         ]
         return "captured " + ", ".join(parts)
 
+    def substitute_target(self, name: str, target: torch.Tensor) -> torch.Tensor:
+        """The loss target to use: the first step's, when a loop without a DataLoader is
+        replayed."""
+        replay = self.forward_replay
+        if replay is None or self.train_loader is not None or not torch.is_grad_enabled():
+            return target
+        return replay.target(name, target)
+
     # ----------------------------------------------------------------------------------------
     # loaders
 
@@ -697,16 +828,12 @@ class Capture:
         info = self._loaders_by_id.get(id(loader)) or self._register_loader(loader, None)
         if info.iter_site is None:
             info.iter_site = self.finder.find()
-        limit = None
-        if self.plugin is not None:
-            self.plugin.on_loader_iter(info)
-            limit = self.plugin.batch_limit(info)
+        self.plugin.on_loader_iter(info)
+        limit = self.plugin.batch_limit(info)
         return _CapturedIterator(self, info, inner, limit)
 
     def next_batch(self, info: LoaderInfo, inner: Iterator[Any]) -> Any:
         plugin = self.plugin
-        if plugin is None:
-            return self._next_batch(info, inner)
         plugin.on_fetch_start(info)
         batch = self._next_batch(info, inner)
         plugin.on_fetch_end(info, batch)
@@ -723,13 +850,41 @@ class Capture:
         batch = next(inner)
         info.batches += 1
         self.last_fetch = info
-        if self.train_loader is None and self.mode == "overfit":
+        if self.train_loader is None and self.plugin.replays_batch:
             info.cached = map_tensors(batch, lambda t: t.detach().clone())
         if info.batch_size_seen is None:
             tensor = first_tensor(batch)
             if tensor is not None and tensor.dim() > 0:
                 info.batch_size_seen = int(tensor.shape[0])
         return batch
+
+    # ----------------------------------------------------------------------------------------
+    # what the plugins read
+
+    def step_losses(self, info: OptimizerInfo | None = None) -> list[torch.Tensor | None]:
+        """The loss of each step of `info` (default: the primary)."""
+        info = info if info is not None else self.primary
+        return list(info.step_losses) if info is not None else []
+
+    def timing(self) -> dict[str, Any] | None:
+        """The median duration of a primary step after the warm-up, in ms."""
+        stamps = self.step_stamps
+        gaps = [b - a for a, b in itertools.pairwise(stamps)][TIMING_WARMUP:]
+        if not gaps:
+            return None
+        ordered = sorted(gaps)
+        return {"step_ms_median": round(ordered[len(ordered) // 2] * 1e3, 3), "steps": len(gaps)}
+
+
+class _Pending:
+    """One backward call in the pending windows: the optimizers it reached and those that
+    stepped on it."""
+
+    __slots__ = ("consumed_by", "reached")
+
+    def __init__(self) -> None:
+        self.reached: set[int] = set()
+        self.consumed_by: set[int] = set()
 
 
 #: steps over which the accumulation probe watches (from step 1, after the probe is attached)

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import linecache
 import math
 import re
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -32,15 +34,17 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils.data import Subset, SubsetRandomSampler
 
-from torchlint.runtime.captured import Finding, LoaderInfo, OptimizerInfo, StopRun
-from torchlint.runtime.core import first_tensor
-from torchlint.runtime.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.captured import Finding, LoaderInfo, OptimizerInfo, StopRun
+from torchlint.runtime.child.core import first_tensor
+from torchlint.runtime.child.losses import LossValue
+from torchlint.runtime.child.overfit import RL_MODULES
+from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 from torchlint.runtime.results import finite_or_none
 from torchlint.runtime.sites import Site
 
 if TYPE_CHECKING:
-    from torchlint.runtime.assemble import Outcome
-    from torchlint.runtime.capture import Capture
+    from torchlint.runtime.child.assemble import Outcome
+    from torchlint.runtime.child.capture import Capture
 
 DEFAULT_EPOCHS = 5
 DEFAULT_LIMIT_BATCHES = 20
@@ -108,12 +112,15 @@ class _Pass:
 
 @dataclass(eq=False)
 class _Record:
-    """One reported loss value (or, with `name` None, one loss passed to backward)."""
+    """One reported loss value (or, with `name` None, one loss passed to backward): as a mean
+    over the loss's elements when its reduction allows (`normalised`), else as reported."""
 
     run: _Pass
     name: str | None
     value: torch.Tensor | None
     grad_enabled: bool
+    reduction: str | None = None
+    normalised: bool = False
 
 
 @dataclass
@@ -425,12 +432,45 @@ class FitPlugin(RunPlugin):
             self._hash_budget[loader] = 0
             self._label_count[loader] = MAX_LABELS
 
-    def on_loss(self, name: str, value: torch.Tensor, grad_enabled: bool) -> None:
+    def on_first_backward(self, loss: torch.Tensor) -> None:
+        capture = self.capture
+        rl = next((name for name in RL_MODULES if name in sys.modules), None)
+        if rl is not None:
+            self.not_applicable(
+                f"reinforcement learning ({rl} is loaded): the loss of an RL objective does not "
+                "measure generalisation, and there is no validation split",
+                capture.backward_site,
+            )
+        if capture.train_loader is None:
+            forward = next((f for f in capture.forwards if f.grad_enabled), None)
+            where = (
+                f" (its first training forward is at line {forward.site.line})"
+                if (forward is not None and forward.site is not None)
+                else ""
+            )
+            self.not_applicable(
+                "fit reads epochs of a torch.utils.data.DataLoader, and this script builds its "
+                f"batches itself{where}; `torchlint run overfit`, `grads` and `profile` apply",
+                forward.site if forward is not None else capture.backward_site,
+            )
+
+    def on_loss(self, value: LossValue) -> None:
         loader = self.capture.last_fetch
         run = self._current.get(loader) if loader is not None else None
         if run is None or loader is None or len(self._records) >= MAX_RECORDS:
             return
-        self._records.append(_Record(run, name, value, grad_enabled))
+        name, grad_enabled = value.name, value.grad_enabled
+        per_element = value.per_element
+        self._records.append(
+            _Record(
+                run,
+                name,
+                per_element if per_element is not None else value.value,
+                grad_enabled,
+                value.reduction,
+                per_element is not None,
+            )
+        )
         key = (loader, name, grad_enabled)
         if key not in self._loss_sites:
             self._loss_sites[key] = self.capture.finder.find()
@@ -568,8 +608,6 @@ class FitPlugin(RunPlugin):
         examples = sorted(set(bad.tolist()))[:EXAMPLES]
         finding = Finding(
             "TLR408",
-            "labels-outside-classes",
-            "error",
             f"labels outside 0..{classes - 1} in the first batches of the training loader "
             f"created here ({bad.numel()} of them, e.g. {', '.join(map(str, examples))}), but "
             f"the model predicts {classes} classes: cross-entropy fails on them (on CUDA with "
@@ -629,8 +667,6 @@ class FitPlugin(RunPlugin):
         self.capture.findings.append(
             Finding(
                 "TLR404",
-                "nan-operation",
-                "error",
                 f"autograd anomaly detection: the backward of {operation} (from this line) "
                 f"returned NaN; {detail}",
                 site,
@@ -696,7 +732,7 @@ class _Result:
             follows[id(run)] = started - 1
             if run.stepped:
                 started += 1
-        trained_loaders = {id(run.loader) for run in plugin._passes if run.trained}
+        trained_splits = {split_key(run.loader) for run in plugin._passes if run.trained}
 
         train_values = [
             (epoch_of[id(r.run)], n, r)
@@ -712,17 +748,27 @@ class _Result:
             if r.name is None and id(r.run) in epoch_of
         ]
 
+        leakage = self._leakage(trained_splits)
+        training_split = {item["split"] for item in leakage if item["role"] == "train_eval"}
         other = [
             (r, n)
             for r, n in zip(records, numbers, strict=True)
-            if r.name is not None and id(r.run.loader) not in trained_loaders
+            if r.name is not None
+            and split_key(r.run.loader) not in trained_splits
+            and split_key(r.run.loader) not in training_split
         ]
         val_loader, val_function = self._pick_validation(other, function)
-        val_main = [
-            (follows[id(r.run)], n)
+        val_split = split_key(val_loader) if val_loader is not None else None
+        for item in leakage:
+            item["validation"] = item["split"] == val_split
+        val_records = [
+            (follows[id(r.run)], n, r)
             for r, n in other
-            if r.run.loader is val_loader and r.name == function
+            if split_key(r.run.loader) == val_split and r.name == function
         ]
+        val_main = [(e, n) for e, n, _ in val_records]
+        train_records = [r for _, _, r in train_values if r.name == function]
+        scale = _scale(train_records, [r for _, _, r in val_records])
         count = len(epochs)
         train_loss, train_batches = _per_epoch(train_main, count)
         val_loss, val_batches = _per_epoch([(e, n) for e, n in val_main if e >= 0], count)
@@ -731,7 +777,8 @@ class _Result:
         classes = plugin.num_classes(mean_only=True) if function in _CLASSIFICATION else None
 
         nan = self._first_nan(train_main, backward, [(e, n) for e, n in val_main if e >= 0])
-        leakage = self._leakage(val_loader)
+        for item in leakage:
+            item.pop("split")
         labels = self._labels()
         start = _mean([s for s in steps[:START_WINDOW] if s is not None and math.isfinite(s)])
 
@@ -763,6 +810,13 @@ class _Result:
                 f"The validation loop computes {val_function} and the training loop "
                 f"{function}: the curves would compare different metrics.",
             )
+        elif val_loader is not None and scale is None:
+            verdict = Diagnosis(
+                "inconclusive",
+                "The two splits reduce the loss differently and one of them cannot be put on "
+                "a per-element scale (class weights, or reduction='none' summed by hand), so "
+                "their values are not comparable.",
+            )
         elif val_loader is None:
             verdict = Diagnosis(
                 "inconclusive",
@@ -790,7 +844,9 @@ class _Result:
         payload: dict[str, Any] = {
             "diagnosis": verdict.diagnosis,
             "reason": verdict.reason,
-            "metric": self._metric(function, val_function, val_loader),
+            "metric": self._metric(
+                function, val_function, val_loader, scale, train_records, val_records
+            ),
             "epochs_requested": plugin.epochs,
             "epochs_run": count,
             "limit_batches": plugin.limit_batches,
@@ -832,38 +888,67 @@ class _Result:
     ) -> tuple[LoaderInfo | None, str | None]:
         """The loader never trained on with the most values of the training loss function
         (ties: the first created); and, when none has any, the function the others used."""
-        counts: dict[LoaderInfo, int] = {}
+        counts: dict[int, int] = {}
+        first: dict[int, LoaderInfo] = {}
         others: list[str] = []
         for record, _ in other:
             if record.name == function:
-                counts[record.run.loader] = counts.get(record.run.loader, 0) + 1
+                key = split_key(record.run.loader)
+                counts[key] = counts.get(key, 0) + 1
+                first.setdefault(key, record.run.loader)
             elif record.name is not None:
                 others.append(record.name)
         if counts:
             order = {id(info): i for i, info in enumerate(self.capture.loaders)}
-            chosen = max(counts, key=lambda info: (counts[info], -order.get(id(info), 0)))
-            return chosen, function
+            chosen = max(counts, key=lambda k: (counts[k], -order.get(id(first[k]), 0)))
+            return first[chosen], function
         return None, (max(set(others), key=others.count) if others else None)
 
     def _metric(
-        self, function: str | None, val_function: str | None, val_loader: LoaderInfo | None
+        self,
+        function: str | None,
+        val_function: str | None,
+        val_loader: LoaderInfo | None,
+        scale: str | None,
+        train_records: list[_Record],
+        val_records: list[tuple[int, float | None, _Record]],
     ) -> dict[str, Any]:
-        same = function is not None and val_loader is not None
+        same = function is not None and val_loader is not None and scale is not None
+        train_reductions = sorted({str(r.reduction) for r in train_records})
+        val_reductions = sorted({str(r.reduction) for _, _, r in val_records})
         if function is None:
             description = "no torch.nn.functional loss value was reported during training"
+        elif val_loader is None:
+            description = (
+                f"mean of {function} over each epoch's training batches; no validation value "
+                "of it was recorded"
+            )
+        elif scale == "per_element":
+            description = (
+                f"mean of {function} per loss element over each epoch's batches: the training "
+                f"loop reduces it with {'/'.join(train_reductions)} and the validation loop "
+                f"with {'/'.join(val_reductions)}, so each value was divided by the elements "
+                "it summed before the splits were compared"
+            )
+        elif scale == "same":
+            description = (
+                f"mean of {function} over each epoch's batches, with reduction "
+                f"{'/'.join(train_reductions)} on both splits (training: the batches of the "
+                "epoch, as the model learns; validation: the validation batches after it)"
+            )
         else:
             description = (
-                f"mean of {function} over each epoch's batches, the same function and "
-                "aggregation on both splits (training: the batches of the epoch, as the model "
-                "learns; validation: the validation batches after the epoch)"
+                f"{function} with reduction {'/'.join(train_reductions)} on training and "
+                f"{'/'.join(val_reductions)} on validation: not comparable"
             )
-            if not same:
-                description += "; no validation value of it was recorded"
         return {
             "function": function,
             "val_function": val_function if val_function != function else None,
-            "aggregation": "mean_per_epoch",
+            "aggregation": "mean_per_element_per_epoch"
+            if scale == "per_element"
+            else "mean_per_epoch",
             "same_on_both_splits": same,
+            "reductions": {"train": train_reductions, "validation": val_reductions},
             "description": description,
         }
 
@@ -895,23 +980,39 @@ class _Result:
             return None
         return min(found, key=lambda item: (item[0], item[1]))[2]
 
-    def _leakage(self, val_loader: LoaderInfo | None) -> list[dict[str, Any]]:
+    def _leakage(self, trained_splits: set[int]) -> list[dict[str, Any]]:
         """Overlap of the training loader with each loader never trained on: exact through
         Subset/sampler indices when both draw from one dataset object, else by sample hashes
-        of their first batches."""
+        of their first batches. A loader that draws the training samples themselves is an
+        evaluation of the training split on purpose (`role` train_eval, no finding) when it is
+        named for training (`train_eval_loader = ...`) or another loader holds a disjoint
+        split; otherwise every overlap is a leak."""
         train = self.capture.train_loader
         if train is None:
             return []
-        trained = {id(run.loader) for run in self.plugin._passes if run.trained}
         results: list[dict[str, Any]] = []
+        infos: list[LoaderInfo] = []
         for info in self.capture.loaders:
-            if id(info) in trained or info is train:
+            if split_key(info) in trained_splits or info is train:
                 continue
+            if any(split_key(info) == r["split"] for r in results):
+                continue  # the same split (a loader made anew for each evaluation)
             result = self._overlap(train, info)
             result["site"] = info.site.to_json() if info.site else None
-            result["validation"] = info is val_loader
+            result["split"] = split_key(info)
+            result["validation"] = False
             results.append(result)
-            if result["overlap"]:
+            infos.append(info)
+        disjoint = any(r["overlap"] == 0 and r["val_checked"] for r in results)
+        for info, result in zip(infos, results, strict=True):
+            full = result["val_checked"] > 0 and result["overlap"] >= result["val_checked"]
+            named = _assigned_name(info)
+            on_purpose = full and (
+                ("train" in named and not any(w in named for w in ("val", "test", "dev")))
+                or (disjoint and not any(w in named for w in ("val", "test", "dev")))
+            )
+            result["role"] = "train_eval" if on_purpose else "other"
+            if result["overlap"] and not on_purpose:
                 self.findings.append(self._leak_finding(info, result))
         return results
 
@@ -979,8 +1080,6 @@ class _Result:
             )
         return Finding(
             "TLR405",
-            "train-val-overlap",
-            "error",
             f"the loader created here overlaps the training data: {what}. A validation loss "
             "on samples the model trains on measures memory, not generalisation. Split the "
             "data once (torch.utils.data.random_split, or disjoint index ranges) and give "
@@ -1035,8 +1134,6 @@ class _Result:
                 self.findings.append(
                     Finding(
                         "TLR406",
-                        "label-class-missing",
-                        "warning",
                         f"{len(missing)} of the {classes} classes the model predicts never "
                         f"appear among the first {total} training labels (class {shown}): "
                         "check the labels (a filter or a mapping that drops classes) and the "
@@ -1053,8 +1150,6 @@ class _Result:
                 self.findings.append(
                     Finding(
                         "TLR407",
-                        "label-imbalance",
-                        "warning",
                         f"class {top} is {share:.0%} of the first {total} training labels: "
                         "a model can reach a low loss by always predicting it. Check the "
                         "labels; for a truly imbalanced dataset use class weights "
@@ -1071,8 +1166,6 @@ class _Result:
             self.findings.append(
                 Finding(
                     "TLR408",
-                    "labels-outside-classes",
-                    "error",
                     f"labels outside 0..{(classes or 1) - 1} in the first batches of the "
                     f"training loader created here (e.g. "
                     f"{', '.join(map(str, result['out_of_range']))}). Fix the labels "
@@ -1102,8 +1195,6 @@ class _Result:
             self.findings.append(
                 Finding(
                     "TLR403",
-                    "fit-nan",
-                    "error",
                     f"the {split} loss became non-finite at {where}. Check the learning rate "
                     "(lower it, or warm it up), invalid values in the data (log of 0, division "
                     "by 0, NaN in the inputs) and exploding gradients (clip them); run again "
@@ -1117,8 +1208,6 @@ class _Result:
             self.findings.append(
                 Finding(
                     "TLR401",
-                    "fit-overfitting",
-                    "warning",
                     f"{verdict.reason} Add weight decay or dropout, augment the training "
                     f"data, or stop early (the lowest validation loss was at epoch {best}).",
                     val_site or (val_loader.site if val_loader else None),
@@ -1129,8 +1218,6 @@ class _Result:
             self.findings.append(
                 Finding(
                     "TLR402",
-                    "fit-underfitting",
-                    "warning",
                     f"{verdict.reason} Check the learning rate (too low to move, or so high "
                     "that the loss jumps), the model's capacity (a larger model), and that the "
                     "targets can be predicted from the inputs (aligned with them, correctly "
@@ -1160,8 +1247,6 @@ class _Result:
             self.findings.append(
                 Finding(
                     "TLR409",
-                    "no-comparable-validation",
-                    "info",
                     message,
                     site,
                     {"train_function": function, "val_function": val_function},
@@ -1259,3 +1344,35 @@ def _per_epoch(
             sums[epoch] += value
             counts[epoch] += 1
     return [s / n if n else None for s, n in zip(sums, counts, strict=True)], counts
+
+
+def split_key(info: LoaderInfo) -> int:
+    """Which split a loader draws: its dataset object (a loader made anew for each evaluation
+    over the same dataset is the same split; the parts of a random_split are not)."""
+    dataset = getattr(info.loader, "dataset", None)
+    return id(dataset) if dataset is not None else id(info)
+
+
+def _assigned_name(info: LoaderInfo) -> str:
+    """The name the loader's creating line assigns it to (`val_loader = DataLoader(...)`),
+    lowercased; "" when the line is not an assignment."""
+    site = info.site
+    if site is None:
+        return ""
+    line = linecache.getline(site.filename, site.line)
+    target, equals, _ = line.partition("=")
+    if not equals or "(" in target:
+        return ""
+    return target.strip().lower()
+
+
+def _scale(train: list[_Record], val: list[_Record]) -> str | None:
+    """How the two splits' values are made comparable: "same" (one reduction on both sides,
+    values as reported), "per_element" (each normalised to a mean over its elements), or None
+    (the reductions differ and one side cannot be normalised)."""
+    reductions = {r.reduction for r in train} | {r.reduction for r in val}
+    if len(reductions) <= 1:
+        return "same"
+    if all(r.normalised for r in train + val):
+        return "per_element"
+    return None

@@ -25,15 +25,12 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-#: every check the child can run
-CHECKS = ("overfit", "grads", "profile", "fit", "lr-find")
-#: environment given to the script during a check (also reported in the envelope)
-CHECK_ENVIRONMENT = {"WANDB_MODE": "disabled", "TORCHLINT_RUN": "1"}
+from torchlint.runtime.checks import CHECK_ENVIRONMENT, CHECKS
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m torchlint.runtime.child")
-    parser.add_argument("--check", choices=CHECKS, required=True)
+    parser.add_argument("--check", choices=tuple(CHECKS), required=True)
     parser.add_argument("--steps", type=int, required=True)
     parser.add_argument("--options", type=json.loads, default={})
     where = parser.add_mutually_exclusive_group(required=True)
@@ -195,7 +192,7 @@ def _run(args: argparse.Namespace, events: Events) -> None:
     if args.check in ("overfit", "grads") and defines_setup(script):
         # the factory gives a model, a loader and a loss: enough for these two; profile, fit
         # and lr-find are about the script's own loop, so they run it
-        from torchlint.runtime.setup_factory import run_setup
+        from torchlint.runtime.child.setup_factory import run_setup
 
         result = run_setup(args.check, script, args.steps, events)
     else:
@@ -212,11 +209,12 @@ def _run_script(
     args: argparse.Namespace, script: Path, events: Events, isolation: dict[str, Any]
 ) -> dict[str, Any]:
 
-    from torchlint.runtime.assemble import Outcome, build_envelope
-    from torchlint.runtime.capture import Capture
-    from torchlint.runtime.captured import StopRun
+    from torchlint.runtime.child.assemble import Outcome, build_envelope
+    from torchlint.runtime.child.capture import Capture
+    from torchlint.runtime.child.captured import StopRun
 
-    capture = Capture(args.check, args.steps, script.parent, events, args.options)
+    options = {**args.options, "timeout": args.timeout}
+    capture = Capture(args.check, args.steps, script.parent, events, options)
     started = time.monotonic()
     capture.install()
     outcome: Outcome
@@ -237,7 +235,7 @@ def _run_script(
         )
     except BaseException as exc:
         traceback.print_exception(exc)  # to the script's stderr, as Python itself would
-        from torchlint.runtime.blame import torchlint_fault
+        from torchlint.runtime.child.blame import torchlint_fault
 
         oom = is_out_of_memory(exc)
         tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]

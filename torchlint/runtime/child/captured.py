@@ -10,7 +10,8 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader
 
-from torchlint.runtime.results import finite_or_none
+from torchlint.runtime.codes import lookup
+from torchlint.runtime.results import finite_or_none, plain_text
 from torchlint.runtime.sites import Site
 
 
@@ -25,22 +26,37 @@ class StopRun(BaseException):
 
 @dataclass
 class Finding:
-    """A runtime diagnostic before it is serialised: code, kebab-case name, severity, message,
+    """A runtime diagnostic before it is serialised: its registered code (the name and the
+    default severity come from `torchlint.runtime.codes`), what was found, what to do about it,
     the user's line, and the evidence behind it."""
 
     code: str
-    name: str
-    severity: str
     message: str
     site: Site | None
     evidence: dict[str, Any] = field(default_factory=dict)
+    #: what to do about it, as its own sentence(s)
+    advice: str = ""
+    #: "" for the registry's severity
+    severity: str = ""
+    name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        registered = lookup(self.code)
+        self.name = registered.name
+        self.severity = self.severity or registered.severity
 
     def to_json(self) -> dict[str, Any]:
+        """`message` is the whole text (what was found, then the advice) for readers that show
+        one string; `advice` is the advice alone."""
+        text = plain_text(self.message)
+        if self.advice and self.advice not in text:
+            text = f"{text.rstrip()} {self.advice}"
         return {
             "code": self.code,
             "name": self.name,
             "severity": self.severity,
-            "message": self.message,
+            "message": text,
+            "advice": self.advice or None,
             "filename": self.site.filename if self.site else None,
             "line": self.site.line if self.site else None,
             "evidence": self.evidence,
@@ -56,12 +72,51 @@ class RootInfo:
 
 @dataclass(eq=False)
 class OptimizerInfo:
-    optimizer: torch.optim.Optimizer
+    """A torch.optim optimizer of the script, or (with `manual` set) the script's own update of
+    its parameters, counted like one."""
+
+    optimizer: Any
     site: Site | None
     step_site: Site | None = None
     steps: int = 0
-    #: learning rate of each param group when the first step ran (before any scheduler moved it)
+    #: learning rate of each param group when the first step ran (after any scheduler or
+    #: warm-up set it for that step)
     first_lrs: list[float | None] | None = None
+    #: learning rate of each param group as the optimizer was constructed (the configured one)
+    configured_lrs: list[float | None] | None = None
+    #: the manual update this stands for (None: a torch.optim optimizer)
+    manual: Any = None
+    manual_params: list[torch.nn.Parameter] = field(default_factory=list)
+    #: whether its last step got a closure (LBFGS)
+    closure: bool = False
+    #: the losses of the backward calls since its last step that reached its parameters
+    pending: list[tuple[torch.Tensor | None, Any]] = field(default_factory=list)
+    #: per step, its loss (detached, on the device; None when a backward had no scalar loss)
+    step_losses: list[torch.Tensor | None] = field(default_factory=list)
+    #: per step, the backward calls that made its gradient
+    step_backwards: list[int] = field(default_factory=list)
+    _probe: torch.nn.Parameter | None = None
+
+    @property
+    def name(self) -> str:
+        return type(self.optimizer).__name__ if self.manual is None else "manual update"
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        if self.manual is not None:
+            return list(self.manual_params)
+        return [p for group in self.optimizer.param_groups for p in group["params"]]
+
+    def cleared(self) -> bool:
+        """Whether its gradients were cleared (set to None) since a backward last reached it:
+        one parameter that had a gradient then is watched."""
+        probe = self._probe
+        if probe is None:
+            probe = next((p for p in self.parameters() if p.grad is not None), None)
+            if probe is None:
+                return True
+            self._probe = probe
+            return False
+        return probe.grad is None
 
 
 @dataclass(eq=False)
