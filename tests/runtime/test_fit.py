@@ -75,7 +75,7 @@ def test_overfitting_is_named_at_the_validation_loss_with_a_plot(tmp_path: Path)
     assert result["captured"]["optimizers"][0]["steps"] == 36
     assert payload["metric"]["function"] == "cross_entropy"
     assert payload["metric"]["same_on_both_splits"] is True
-    assert "same function and aggregation on both splits" in payload["metric"]["description"]
+    assert "with reduction mean on both splits" in payload["metric"]["description"]
     assert payload["loaders"]["validation"]["line"] == line_of("fit_overfit", "val_loader")
     found = codes(result)
     assert set(found) == {"TLR401"}

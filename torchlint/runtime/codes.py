@@ -463,3 +463,15 @@ CODES: dict[str, Code] = {row[0]: Code(*row) for row in _TABLE}
 def lookup(code: str) -> Code:
     """The registered code; KeyError for a code that is not (a finding must be registered)."""
     return CODES[code]
+
+
+def table(page: str) -> str:
+    """The markdown table of the codes documented on `page` (docs/runtime*.md shows it as is;
+    a test compares them)."""
+    rows = ["| Code | Name | Severity | Where |", "|---|---|---|---|"]
+    rows += [
+        f"| {c.code} | {c.name} | {c.severity} | {c.where} |"
+        for c in CODES.values()
+        if c.page == page
+    ]
+    return "\n".join(rows)

@@ -570,10 +570,13 @@ def _signal_name(number: int) -> str:
 
 
 def exit_status(result: dict[str, Any]) -> int:
-    """0 the check passed, 1 it failed (its verdict, or an error-severity finding such as
-    leaked validation data), 2 it could not run."""
+    """0 the check passed, was inconclusive or does not apply; 1 it failed (its verdict, or an
+    error-severity finding such as leaked validation data); 2 it could not run."""
     if result.get("status") != "completed":
         return 2
+    outcome = result.get("outcome")
+    if isinstance(outcome, str):
+        return 1 if outcome == "fail" else 0
     errors = any(
         isinstance(d, dict) and d.get("severity") == "error" for d in result.get("diagnostics", [])
     )

@@ -446,7 +446,9 @@ class Isolation:
     timeout_s: float
     working_directory: str
     environment: dict[str, str]
-    files: RunFiles | None = None
+    files: RunFiles | None = field(
+        default=None, metadata={"optional": True, "doc": "what the run wrote (the launcher)"}
+    )
 
 
 @dataclass

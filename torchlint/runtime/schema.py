@@ -13,8 +13,8 @@ from torchlint.runtime.results import (
     PAYLOADS,
     SCHEMA_VERSION,
     CaptureFailedPayload,
-    Envelope,
     EmptyPayload,
+    Envelope,
     ErrorPayload,
 )
 from torchlint.runtime.typed import SchemaBuilder

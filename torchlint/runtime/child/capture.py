@@ -700,7 +700,8 @@ class Capture:
             return
         reached = {id(o) for o in optimizers} if len(optimizers) == 1 else self._reached_by(loss)
         for info in optimizers:
-            if info.pending and info.cleared():
+            # a closure clears the gradients before each of its evaluations: one step
+            if info.pending and not self.in_optimizer_step and info.cleared():
                 self._discard(info)
             if id(info) in reached:
                 entry.reached.add(id(info))

@@ -143,11 +143,11 @@ def render_evidence(payload: Mapping[str, Any], console: Console, glyphs: Glyphs
     lrs = [v for v in _nums(payload.get("lrs")) if v is not None]
     smoothed = _nums(payload.get("smoothed"))
     suggested = _num(payload.get("suggested_lr"))
-    lower = _num(payload.get("min_loss_lr_div10"))
+    lowest = _num(payload.get("min_loss_lr"))
     steepest_mark, lower_mark = glyphs.pick("▲", "^"), glyphs.pick("△", "'")
     console.print()
     console.print(Text("evidence", style="bold underline"))
-    marks = [(lr, g) for lr, g in ((lower, lower_mark), (suggested, steepest_mark)) if lr]
+    marks = [(lr, g) for lr, g in ((lowest, lower_mark), (suggested, steepest_mark)) if lr]
     room = max(CHART_MIN_WIDTH + 12, console.width - 4)
     for line in sweep_chart(lrs, smoothed, glyphs, room, marks):
         console.print(Padding(line, (0, 0, 0, 2), expand=False))
@@ -165,23 +165,23 @@ def _numbers(
 ) -> list[tuple[str, Text]]:
     rows: list[tuple[str, Text]] = []
     suggested = _num(payload.get("suggested_lr"))
-    lower = _num(payload.get("min_loss_lr_div10"))
+    lowest = _num(payload.get("min_loss_lr"))
     script = _num(payload.get("script_lr"))
     if suggested is not None:
         text = Text(fmt_lr(suggested), style="bold green")
-        text.append(f"  {steepest_mark} steepest descent of the smoothed loss", style="dim")
+        text.append(f"  {steepest_mark} where the smoothed loss fell fastest", style="dim")
         step = _count(payload.get("suggested_step"))
         if step is not None:
             text.append(f" (step {step})", style="dim")
         rows.append(("suggested lr", text))
-    if lower is not None:
-        text = Text(fmt_lr(lower), style="green")
-        minimum = _num(payload.get("min_loss_lr"))
+    if lowest is not None:
+        text = Text(fmt_lr(lowest))
         text.append(
-            f"  {lower_mark} the lr of the lowest smoothed loss ({fmt_lr(minimum)}) / 10",
+            f"  {lower_mark} the lowest smoothed loss: past it the loss rises; not a "
+            "learning rate to train at",
             style="dim",
         )
-        rows.append(("min loss lr / 10", text))
+        rows.append(("lowest loss at", text))
     reason = payload.get("no_suggestion_reason")
     if suggested is None:
         rows.append(("no suggestion", Text(str(reason or "no loss was recorded"), style="red")))
@@ -189,7 +189,10 @@ def _numbers(
         text = Text(fmt_lr(script))
         optimizer = payload.get("optimizer")
         if isinstance(optimizer, str):
-            text.append(f"  ({optimizer}, the largest lr of its param groups)", style="dim")
+            text.append(
+                f"  ({optimizer}, as configured: the largest lr of its param groups)",
+                style="dim",
+            )
         if suggested is not None and script > 0:
             ratio = script / suggested
             if ratio >= 1:
