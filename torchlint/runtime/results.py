@@ -904,6 +904,14 @@ OutcomeValue = Literal["pass", "fail", "inconclusive", "not_applicable"]
 
 
 @dataclass
+class FrameworkUse:
+    """A framework whose Trainer ran the script's loop, with torchlint's callback."""
+
+    integration: str
+    note: str
+
+
+@dataclass
 class Envelope:
     """The result of one runtime check. `verdict` is the check's own word; `outcome` one of
     four, the same for every check (a check with an error-level finding never passes);
@@ -927,6 +935,9 @@ class Envelope:
     error: ErrorInfo | None
     payload: Any
     timing: Timing | None
+    frameworks: list[FrameworkUse] | None = field(
+        default=None, metadata={"optional": True, "doc": "the Trainers that ran the loop"}
+    )
 
     @classmethod
     def read(cls, data: dict[str, Any]) -> Envelope:

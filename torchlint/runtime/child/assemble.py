@@ -486,6 +486,8 @@ def build_envelope(
         diagnostics=[f.to_json() for f in findings],
         timing=capture.timing(),
     )
+    if capture.frameworks is not None and capture.frameworks.used:
+        result["frameworks"] = list(capture.frameworks.used)
     return result
 
 

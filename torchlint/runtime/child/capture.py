@@ -56,6 +56,7 @@ from torchlint.runtime.child.captured import (
     mode_dependent_layers,
 )
 from torchlint.runtime.child.core import first_tensor, map_tensors
+from torchlint.runtime.child.frameworks import Frameworks
 from torchlint.runtime.child.hidden_hooks import HiddenHooks
 from torchlint.runtime.child.loss_checks import LossSpy
 from torchlint.runtime.child.losses import LossObserver
@@ -145,6 +146,7 @@ class Capture:
         self._forward_after_step = False
         self.forward_replay: ForwardReplay | None = None
         self.losses: LossObserver | None = None
+        self.frameworks: Frameworks | None = None
         self.plugin: RunPlugin = make_plugin(mode, self, options or {})
         bound = self.plugin.total_steps()
         self.target_steps = bound if bound is not None else UNBOUNDED_STEPS
@@ -235,6 +237,8 @@ class Capture:
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+        self.frameworks = Frameworks(plugin.framework_limits())
+        self.frameworks.install()
         plugin.on_install()
 
     def _watch_freezing(self) -> None:
@@ -314,6 +318,8 @@ class Capture:
         self._added = []
         if self.losses is not None:
             self.losses.uninstall()
+        if self.frameworks is not None:
+            self.frameworks.uninstall()
         self.hidden.uninstall()
         self.plugin.on_uninstall()
 

@@ -395,6 +395,18 @@ class FitPlugin(RunPlugin):
     def batch_limit(self, loader: LoaderInfo) -> int | None:
         return self.limit_batches
 
+    def framework_limits(self) -> dict[str, Any]:
+        # one epoch more than asked: the run stops at the first fetch of the one after the
+        # last, so the validation that follows the last epoch is recorded
+        return {
+            "max_epochs": self.epochs + 1,
+            "max_steps": -1,
+            "limit_train_batches": self.limit_batches,
+            "limit_val_batches": self.limit_batches,
+            "num_sanity_val_steps": 0,
+            "validation": True,
+        }
+
     # events --------------------------------------------------------------------------------
 
     def on_loader_iter(self, loader: LoaderInfo) -> None:

@@ -84,6 +84,18 @@ class RunPlugin:
     def batch_limit(self, loader: LoaderInfo) -> int | None:
         return None
 
+    def framework_limits(self) -> dict[str, Any]:
+        """How long a framework's Trainer should run for this check (`torchlint.integrations`):
+        max_steps or max_epochs, limit_train_batches, limit_val_batches, and `validation`
+        (whether its validation must run)."""
+        steps = self.total_steps()
+        return {
+            "max_steps": steps + 5 if steps is not None else None,
+            "max_epochs": -1 if steps is not None else None,
+            "limit_val_batches": 0,
+            "num_sanity_val_steps": 0,
+        }
+
     def not_applicable(self, reason: str, site: Site | None = None) -> None:
         """The check does not apply to this loop: say why and stop the script now."""
         if self.inapplicable is None:

@@ -112,6 +112,14 @@ class ProfilePlugin(RunPlugin):
     def batch_limit(self, loader: LoaderInfo) -> int | None:
         return self.limit
 
+    def framework_limits(self) -> dict[str, Any]:
+        limits = super().framework_limits()
+        if self.limit is not None:  # short epochs: the script's validation is measured too
+            limits.update(
+                limit_train_batches=self.limit, limit_val_batches=self.limit, validation=True
+            )
+        return limits
+
     def _step_index(self) -> int:
         primary = self.capture.primary
         return primary.steps if primary is not None else -1
