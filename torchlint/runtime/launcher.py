@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from torchlint.runtime.checks import CHECK_ENVIRONMENT, CHECKS
-from torchlint.runtime.results import envelope, error_info
+from torchlint.runtime.results import envelope, error_info, plain_text
 from torchlint.runtime.sandbox.namespace import UNAVAILABLE_EXIT
 from torchlint.runtime.sandbox.scratch import RunFiles, protected_folders
 from torchlint.runtime.sites import parse_traceback_dump
@@ -416,7 +416,7 @@ def _run_in(
 def _fill_tail(result: dict[str, Any], output: _Output) -> None:
     """The error's output tail is what the script printed last (its traceback included)."""
     error = result.get("error")
-    tail = output.last(REPORTED_TAIL)
+    tail = [plain_text(line) for line in output.last(REPORTED_TAIL)]
     if isinstance(error, dict) and tail:
         error["output_tail"] = tail
 

@@ -15,7 +15,7 @@ from torch import nn
 from torchlint.runtime.checks import CHECKS, STOPPED_VERDICT, outcome_of
 from torchlint.runtime.child.capture import Capture
 from torchlint.runtime.child.captured import Finding, LoaderInfo, learning_rates, loader_settings
-from torchlint.runtime.results import Environment, envelope, error_info, finite_or_none
+from torchlint.runtime.results import Environment, envelope, error_info, finite_or_none, plain_text
 from torchlint.runtime.sites import Site
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -27,6 +27,9 @@ DUPLICATES = (("TLR105", "TLR206", True), ("TLR605", "TLR305", False), ("TLR204"
 FAILED_VERDICT = {"overfit": "fail", "grads": "problems"}  # other checks: "stopped"
 #: the verdict a passing check takes when an error-level finding was made beside it
 ERROR_VERDICT = {"overfit": "fail", "grads": "problems"}
+#: findings that say a check failed without saying why (another error-level finding is the
+#: cause, when there is one)
+GENERIC_FAILURES = ("TLR100", "TLR001", "TLR004")
 
 _LIGHTNING = (
     "PyTorch Lightning: its Trainer is captured zero-config; Trainer(overfit_batches=1) is "
@@ -463,18 +466,18 @@ def build_envelope(
             ]
     findings.sort(key=lambda f: _SEVERITY_ORDER.get(f.severity, 3))
     errors = [f for f in findings if f.severity == "error"]
-    judged = (
-        outcome_of(check, result["verdict"], bool(errors))
-        if result["status"] == "completed"
-        else None
-    )
-    if judged == "fail" and CHECKS[check].verdicts.get(str(result["verdict"])) != "fail":
-        # a headline never says pass (or inconclusive) beside an error-level finding
-        first = errors[0]
+    completed = result["status"] == "completed"
+    judged = outcome_of(check, result["verdict"], bool(errors)) if completed else None
+    causes = [f for f in errors if f.code not in GENERIC_FAILURES] or errors
+    if judged == "fail" and causes:
+        first = causes[0]
         cause = f"{first.code} {first.name}: {first.message.split('. ')[0]}"
-        result["summary"] = f"{check} fail: {cause} (the check alone said: {result['summary']})"
-        result["verdict"] = ERROR_VERDICT.get(check, result["verdict"])
-        reason = cause
+        if CHECKS[check].verdicts.get(str(result["verdict"])) != "fail":
+            # a headline never says pass (or inconclusive) beside an error-level finding
+            result["summary"] = f"{check} fail: {cause} (the check alone said: {result['summary']})"
+            result["verdict"] = ERROR_VERDICT.get(check, result["verdict"])
+        reason = cause  # the finding that explains the failure, not the failure itself
+    result["summary"] = plain_text(result["summary"])
     result.update(
         outcome=judged,
         reason=reason,

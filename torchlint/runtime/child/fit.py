@@ -689,7 +689,7 @@ class FitPlugin(RunPlugin):
     # the result ----------------------------------------------------------------------------
 
     def result(self, outcome: Outcome) -> PluginResult:
-        return _Result(self, outcome).build()
+        return self.inapplicable_result() or _Result(self, outcome).build()
 
 
 def _positive(value: Any, default: int) -> int:
@@ -1018,11 +1018,9 @@ class _Result:
         disjoint = any(r["overlap"] == 0 and r["val_checked"] for r in results)
         for info, result in zip(infos, results, strict=True):
             full = result["val_checked"] > 0 and result["overlap"] >= result["val_checked"]
-            named = _assigned_name(info)
-            on_purpose = full and (
-                ("train" in named and not any(w in named for w in ("val", "test", "dev")))
-                or (disjoint and not any(w in named for w in ("val", "test", "dev")))
-            )
+            words = set(re.split(r"[^a-z]+", _assigned_name(info)))
+            held_out = bool(words & {"val", "valid", "validation", "test", "dev", "holdout"})
+            on_purpose = full and not held_out and ("train" in words or disjoint)
             result["role"] = "train_eval" if on_purpose else "other"
             if result["overlap"] and not on_purpose:
                 self.findings.append(self._leak_finding(info, result))

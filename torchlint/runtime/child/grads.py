@@ -100,7 +100,8 @@ class GradsPlugin(RunPlugin):
                 self.names.append(prefix + name)
                 self.params.append(param)
         for info in capture.optimizers:
-            if info.manual is not None:
+            if info.manual is not None:  # the script's own update touches them all
+                self.optimizer_ids.update(id(p) for p in info.parameters())
                 continue
             owned: list[int] = []
             for param in info.parameters():
@@ -160,6 +161,9 @@ class GradsPlugin(RunPlugin):
         from torchlint.runtime.child.assemble import environment_of, param_site, short_list
 
         capture = self.capture
+        for info in capture.optimizers:  # a manual update recognised after the first scan
+            if info.manual is not None:
+                self.optimizer_ids.update(id(p) for p in info.parameters())
         rows = len(self.grad_rows)
         losses = capture.step_losses()
         if capture.primary is None or capture.primary.manual is not None:

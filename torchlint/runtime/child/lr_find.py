@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from torchlint.runtime.child.captured import Finding, OptimizerInfo
+from torchlint.runtime.child.losses import LossValue
 from torchlint.runtime.child.overfit import RL_MODULES
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 from torchlint.runtime.results import finite_or_none
@@ -221,6 +222,7 @@ def _option(options: dict[str, Any], key: str, default: float) -> float:
 
 class LrFindPlugin(RunPlugin):
     check = "lr-find"
+    wants_losses = True  # a loss that no loss function computes may not be bounded below
 
     def __init__(self, capture: Capture, options: dict[str, Any]) -> None:
         super().__init__(capture, options)
@@ -251,6 +253,7 @@ class LrFindPlugin(RunPlugin):
         self._loss: torch.Tensor | None = None
         self._loss_step = -1
         self._saved: list[tuple[dict[str, Any], float]] = []
+        self._criteria = 0
 
     def total_steps(self) -> int | None:
         return self.steps
@@ -267,6 +270,10 @@ class LrFindPlugin(RunPlugin):
                 "cannot pick one",
                 self.capture.backward_site,
             )
+
+    def on_loss(self, value: LossValue) -> None:
+        if value.grad_enabled:
+            self._criteria += 1
 
     def on_manual_update(self, optimizer: OptimizerInfo) -> None:
         line = optimizer.site.line if optimizer.site else "?"
@@ -345,6 +352,13 @@ class LrFindPlugin(RunPlugin):
         self.losses.append(value)
         if value is None:
             return
+        if value < 0 and not self._criteria:
+            self.not_applicable(
+                f"the loss is not a criterion bounded below (it is {value:.4g}, and no loss "
+                "function of torch.nn computed it): a larger learning rate lowers it faster "
+                "for ever, so the sweep cannot pick one",
+                self.capture.backward_site,
+            )
         if not math.isfinite(value):
             self._diverge(step)
             return

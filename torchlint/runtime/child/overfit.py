@@ -512,6 +512,7 @@ class OverfitPlugin(RunPlugin):
             "curves": [self._curve(info) for info in capture.optimizers if info.steps],
             "final_loss_after": None,
             "source": None,
+            "stop": self.stop,
         }
 
     def _other_terms(self) -> dict[str, Any] | None:

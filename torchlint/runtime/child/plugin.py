@@ -155,9 +155,5 @@ class RunPlugin:
         reason, site = self.inapplicable
         finding = Finding("TLR006", f"{self.check} does not apply: {reason}", site, {})
         return PluginResult(
-            "not_applicable",
-            f"{self.check}: not applicable: {reason}",
-            {"reason": reason},
-            [finding],
-            reason,
+            "not_applicable", f"{self.check}: not applicable: {reason}", {}, [finding], reason
         )

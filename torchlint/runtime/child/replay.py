@@ -86,6 +86,9 @@ class ForwardReplay:
         self._forward_calls: dict[int, int] = {}
         self._target_calls: dict[str, int] = {}
         self.replayed_forwards = 0
+        #: whether a forward of this step ran on the first step's inputs (its targets must then
+        #: be the first step's too, whatever the live ones' shape)
+        self._replayed_this_step = False
 
     @property
     def has_batch(self) -> bool:
@@ -98,6 +101,7 @@ class ForwardReplay:
             self.replaying = True
         self._forward_calls = {}
         self._target_calls = {}
+        self._replayed_this_step = False
 
     def forward(self, root: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """At a grad-enabled root forward: record it (first step), or the (args, kwargs) to
@@ -124,6 +128,7 @@ class ForwardReplay:
         if len(args) != len(first_args) or set(kwargs) != set(first_kwargs):
             return None
         self.replayed_forwards += 1
+        self._replayed_this_step = True
         return _merge(first_args, args), _merge(first_kwargs, kwargs)
 
     def target(self, name: str, target: torch.Tensor) -> torch.Tensor:
@@ -140,6 +145,8 @@ class ForwardReplay:
         if not self.replaying:
             return target
         kept = self._targets.get(name, [])
-        if index >= len(kept) or kept[index].shape != target.shape:
+        if index >= len(kept):
+            return target
+        if kept[index].shape != target.shape and not self._replayed_this_step:
             return target
         return kept[index].clone()
