@@ -27,10 +27,11 @@ class TorchlintCallback(TrainerCallback):  # type: ignore[misc]
             return
         wanted = limits()
         settings: dict[str, Any] = {"save_strategy": "no", "report_to": []}
-        if wanted.get("max_steps") is not None:
-            settings["max_steps"] = int(wanted["max_steps"])
-        if wanted.get("max_epochs") is not None:
-            settings.update(max_steps=-1, num_train_epochs=int(wanted["max_epochs"]))
+        steps, epochs = wanted.get("max_steps"), wanted.get("max_epochs")
+        if isinstance(steps, int) and steps > 0:
+            settings["max_steps"] = steps
+        elif isinstance(epochs, int) and epochs > 0:  # (-1 means "no limit" to Lightning)
+            settings.update(max_steps=-1, num_train_epochs=epochs)
         if wanted.get("validation"):
             settings["eval_strategy"] = "epoch"
         for name, value in settings.items():
