@@ -185,14 +185,19 @@ def overfit_payload(curve: list[float | None], **fields: Any) -> dict[str, Any]:
 
 
 def diagnostic(
-    code: str, severity: str, message: str, filename: str | None, line: int | None
+    code: str,
+    severity: str,
+    message: str,
+    filename: str | None,
+    line: int | None,
+    advice: str | None = None,
 ) -> dict[str, Any]:
     return {
         "code": code,
         "name": "some-check",
         "severity": severity,
-        "message": message,
-        "advice": None,
+        "message": message if advice is None else f"{message} {advice}",
+        "advice": advice,
         "filename": filename,
         "line": line,
         "evidence": {},
@@ -364,11 +369,14 @@ def test_diagnostics_show_file_and_line_relative_to_the_cwd(
                 "TLR205",
                 "error",
                 "2 trainable parameter(s) are in no optimizer (head.weight, head.bias): they "
-                "get gradients but never change. Add them to the optimizer created at line 26.",
+                "get gradients but never change.",
                 str(tmp_path / "src" / "train.py"),
                 26,
+                "Add them to the optimizer created at line 26.",
             ),
-            diagnostic("TLR104", "error", "SGD has a learning rate of 0.", outside, 7),
+            diagnostic(
+                "TLR104", "error", "SGD has a learning rate of 0.", outside, 7, "Raise it above 0."
+            ),
             diagnostic(
                 "TLR204", "info", "2 parameters are frozen. Only the rest can learn.", None, None
             ),
@@ -380,7 +388,7 @@ def test_diagnostics_show_file_and_line_relative_to_the_cwd(
     assert "(no location)  TLR204 info" in text
     what_to_do = text.split("what to do", 1)[1]
     assert "Add them to the optimizer created at line 26." in what_to_do
-    assert "SGD has a learning rate of 0." in what_to_do
+    assert "Raise it above 0." in what_to_do  # each finding's advice, not its message
     assert "frozen" not in what_to_do.split("environment:")[0]  # info is no action
     order = [text.index(h) for h in ("FAIL", "evidence", "diagnostics", "what to do")]
     assert order == sorted(order)
@@ -405,7 +413,7 @@ def test_action_of_prefers_the_advice_sentence() -> None:
 def test_actions_are_deduplicated_and_fall_back_to_the_grads_findings(
     api: dict[str, Any],
 ) -> None:
-    twice = diagnostic("TLR100", "error", "It failed. Check the loss.", "a.py", 1)
+    twice = diagnostic("TLR100", "error", "It failed.", "a.py", 1, "Check the loss.")
     result = launched(
         verdict="fail",
         summary="overfit fail",
@@ -445,12 +453,14 @@ def test_a_timeout_shows_the_message_the_site_and_the_output_tail() -> None:
     tail = [f"epoch 0 batch {i}" for i in range(30)]
     message = "train.py did not finish within 5 s (after 2 of 200 steps). Raise --timeout."
     site = {"filename": "/work/project/train.py", "line": 20, "function": "<module>"}
+    finding = diagnostic("TLR002", "error", message, site["filename"], 20, "Raise --timeout.")
+    finding["message"] = message
     result = launched(
         status="timeout",
         summary="overfit: timed out after 2 of 200 steps",
         isolation=None,
         error=error_info("timeout", message, site, None, tail),
-        diagnostics=[diagnostic("TLR002", "error", message, site["filename"], 20)],
+        diagnostics=[finding],
     )
     text = render(result)
     assert first_line(text).strip().startswith("TIMEOUT")

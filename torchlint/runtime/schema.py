@@ -23,8 +23,8 @@ from torchlint.runtime.typed import SchemaBuilder
 def generate() -> dict[str, Any]:
     builder = SchemaBuilder()
     builder.of(Envelope)
-    for payload in (*PAYLOADS.values(), CaptureFailedPayload, ErrorPayload, EmptyPayload):
-        builder.of(payload)
+    for model in (*PAYLOADS.values(), CaptureFailedPayload, ErrorPayload, EmptyPayload):
+        builder.of(model)
     envelope = builder.defs.pop("Envelope")
     properties = envelope["properties"]
     properties["schema_version"] = {"const": SCHEMA_VERSION}

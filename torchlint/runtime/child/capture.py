@@ -253,7 +253,7 @@ class Capture:
             return original(tensor, requires_grad)
 
         self._patch(torch.Tensor, "requires_grad_", requires_grad_)
-        base = torch._C.TensorBase.requires_grad
+        base: Any = vars(torch._C.TensorBase)["requires_grad"]  # the C attribute descriptor
 
         def get(tensor: torch.Tensor) -> bool:
             return bool(base.__get__(tensor))
@@ -406,9 +406,10 @@ class Capture:
         self.plugin.on_forward_start(info, module.training, grad)
         replay = self.forward_replay
         if replay is not None and grad and self.train_loader is None and self.stop_reason is None:
-            replaced = replay.forward(module, tuple(args), dict(kwargs or {}))
-            if replaced is not None:
-                return replaced
+            replaced: tuple[Any, Any] | None = replay.forward(
+                module, tuple(args), dict(kwargs or {})
+            )
+            return replaced
         return None
 
     def _note_autocast(self, module: nn.Module) -> None:

@@ -399,11 +399,9 @@ class FitPlugin(RunPlugin):
         # one epoch more than asked: the run stops at the first fetch of the one after the
         # last, so the validation that follows the last epoch is recorded
         return {
-            "max_epochs": self.epochs + 1,
-            "max_steps": -1,
+            "epochs": self.epochs + 1,
             "limit_train_batches": self.limit_batches,
             "limit_val_batches": self.limit_batches,
-            "num_sanity_val_steps": 0,
             "validation": True,
         }
 

@@ -68,6 +68,9 @@ class GradsPlugin(RunPlugin):
     def total_steps(self) -> int:
         return self.steps
 
+    def framework_limits(self) -> dict[str, Any]:
+        return {}  # a few steps: the script's own plan is long enough, and it runs as written
+
     def on_step_start(self, optimizer: OptimizerInfo) -> None:
         if optimizer.manual is None and not optimizer.closure:
             self._scan(optimizer, optimizer.steps)

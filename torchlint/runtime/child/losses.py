@@ -188,7 +188,8 @@ def _elements(
         return mask.sum().reshape(()) if mask is not None else int(target.numel())
     if name == "kl_div":
         return int(inp.numel())
-    return int(torch.broadcast_shapes(inp.shape, target.shape).numel())
+    shape = torch.broadcast_shapes(inp.shape, target.shape)  # type: ignore[no-untyped-call]
+    return int(math.prod(shape))
 
 
 def accuracy(inp: torch.Tensor, target: torch.Tensor, ignore_index: Any) -> torch.Tensor | None:

@@ -85,16 +85,12 @@ class RunPlugin:
         return None
 
     def framework_limits(self) -> dict[str, Any]:
-        """How long a framework's Trainer should run for this check (`torchlint.integrations`):
-        max_steps or max_epochs, limit_train_batches, limit_val_batches, and `validation`
-        (whether its validation must run)."""
+        """How a framework's Trainer should run for this check (`torchlint.integrations`):
+        `min_steps` (train at least this many steps, longer than the script's own plan when
+        that is shorter), or `epochs` with `limit_train_batches` / `limit_val_batches` (short
+        epochs) and `validation` (after each). {}: as the script says."""
         steps = self.total_steps()
-        return {
-            "max_steps": steps + 5 if steps is not None else None,
-            "max_epochs": -1 if steps is not None else None,
-            "limit_val_batches": 0,
-            "num_sanity_val_steps": 0,
-        }
+        return {"min_steps": steps + 2} if steps is not None else {}
 
     def not_applicable(self, reason: str, site: Site | None = None) -> None:
         """The check does not apply to this loop: say why and stop the script now."""

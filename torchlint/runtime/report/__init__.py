@@ -66,10 +66,21 @@ _VERDICTS: dict[str, tuple[str, str]] = {
     "suggested": ("SUGGESTED", "bold reverse green"),
     "no_suggestion": ("NO SUGGESTION", "bold reverse red"),
     "stopped": ("STOPPED", "bold reverse red"),
+    "not_applicable": ("NOT APPLICABLE", "bold reverse blue"),
 }
 #: check -> module whose `render_evidence(payload, console, glyphs)` draws its evidence
 _PLUGIN_REPORTS = {
     name: spec.report for name, spec in CHECKS.items() if name not in ("overfit", "grads")
+}
+#: the headline of an outcome that the verdict's own word does not say
+_OUTCOMES: dict[str, tuple[str, str]] = {
+    "fail": ("FAIL", "bold reverse red"),
+    "inconclusive": ("INCONCLUSIVE", "bold reverse yellow"),
+    "not_applicable": ("NOT APPLICABLE", "bold reverse blue"),
+}
+#: the outcome each verdict word means by itself
+_VERDICT_OUTCOME = {
+    verdict: outcome for spec in CHECKS.values() for verdict, outcome in spec.verdicts.items()
 }
 _STATUSES: dict[str, tuple[str, str]] = {
     "capture_failed": ("NOT CAPTURED", "bold reverse yellow"),
@@ -577,10 +588,18 @@ def _render_headline(envelope: Mapping[str, Any], console: Console, glyphs: Glyp
     verdict = _text(envelope.get("verdict"))
     status = _text(envelope.get("status")) or "completed"
     label, style = _VERDICTS.get(verdict or "", _STATUSES.get(status, ("", "bold")))
+    outcome = _text(envelope.get("outcome"))
+    if outcome in _OUTCOMES and _VERDICT_OUTCOME.get(verdict or "") != outcome:
+        # the four outcomes lead: a check with an error-level finding never reads as passed
+        label, style = _OUTCOMES[outcome]
     if not label:
         label = (verdict or status).upper()
     summary = _text(envelope.get("summary")) or f"{envelope.get('check', 'check')}: {status}"
     console.print(Text.assemble((f" {label} ", style), " ", (summary, "bold")))
+    reason = _text(envelope.get("reason"))
+    if reason is not None and reason not in summary:
+        why = {"fail": "cause", "inconclusive": "what would decide it"}.get(outcome or "", "why")
+        console.print(Text.assemble((f"{why}: ", "bold"), reason))
     details = _run_details(envelope, glyphs)
     if details:
         console.print(Text(details, style="dim"))
@@ -958,12 +977,22 @@ def _advises(sentence: str) -> bool:
 
 
 def actions(envelope: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(advice, where it comes from) for each error and warning, first occurrence only."""
+    """(advice, where it comes from) for each error and warning, first occurrence only: each
+    finding's `advice` field (the explicit API's grads findings carry none: their message)."""
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
+    diagnostics = _diagnostics(envelope)
+    if diagnostics:
+        for d in diagnostics:
+            advice = _text(d.get("advice"))
+            if advice is None or str(d.get("severity")) not in ("error", "warning"):
+                continue
+            if advice not in seen:
+                seen.add(advice)
+                found.append((advice, _diagnostic_ref(d)))
+        return found
     sources = [
-        (str(d.get("message", "")), str(d.get("severity")), _diagnostic_ref(d))
-        for d in _diagnostics(envelope)
+        (str(d.get("message", "")), str(d.get("severity")), _diagnostic_ref(d)) for d in diagnostics
     ]
     if not sources:  # the explicit API: no diagnostics, only the grads' findings
         sources = [
@@ -1033,11 +1062,17 @@ def _fallback_actions(envelope: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _render_context(envelope: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
+    frameworks = [
+        f"framework: {_text(_dict(f).get('note'))}"
+        for f in _list(envelope.get("frameworks"))
+        if _text(_dict(f).get("note"))
+    ]
     lines = [
         line
         for line in (
             environment_line(_dict(envelope.get("environment"))),
             isolation_line(_dict(envelope.get("isolation")), glyphs),
+            *frameworks,
         )
         if line
     ]
