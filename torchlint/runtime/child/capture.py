@@ -328,9 +328,13 @@ class Capture:
 
     def request_stop(self, reason: str) -> None:
         """End the script at the next fetch from the training loader, or at the first root
-        forward after the next step."""
+        forward after the next step. A check that decided early (a converged overfit) ends
+        its progress there: the steps it ran are all it needs."""
         if self.stop_reason is None:
             self.stop_reason = reason
+            primary = self.primary
+            if primary is not None and 0 < primary.steps < self.target_steps:
+                self.emit({"event": "step", "step": primary.steps, "of": primary.steps})
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
