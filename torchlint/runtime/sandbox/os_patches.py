@@ -199,7 +199,7 @@ def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
         if virtual is None:
             return orig.os_scandir(given)
         if not r.visible_dir(virtual):
-            raise os_error(errno.ENOTDIR if r.visible(virtual) else errno.ENOENT, virtual)
+            raise os_error(errno.ENOTDIR, virtual) if r.visible(virtual) else r.missing(virtual)
         return MergedScandir(r, path, virtual)
 
     def mkdir(path: Any, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
@@ -253,7 +253,7 @@ def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
                 actual = r.shadow(virtual)
             else:
                 if not r.visible(virtual):
-                    raise os_error(errno.ENOENT, virtual)
+                    raise r.missing(virtual)
                 actual = r.for_write(virtual, keep=True)
             return call_on(original, actual, virtual, *args, **kwargs)
 
@@ -264,7 +264,7 @@ def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
         if virtual is None:
             return orig.os_truncate(path, length)
         if not r.visible(virtual):
-            raise os_error(errno.ENOENT, virtual)
+            raise r.missing(virtual)
         return call_on(orig.os_truncate, r.for_write(virtual, keep=True), virtual, length)  # type: ignore[no-any-return]
 
     def symlink(
@@ -340,7 +340,7 @@ def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
             orig.os_chdir(r.shadow(virtual))  # a folder the run created
             r.cwd_shadowed = True
         else:
-            raise os_error(errno.ENOTDIR if r.visible(virtual) else errno.ENOENT, virtual)
+            raise os_error(errno.ENOTDIR, virtual) if r.visible(virtual) else r.missing(virtual)
 
     os_link_original = os.link
     replacements: dict[str, Callable[..., Any]] = {

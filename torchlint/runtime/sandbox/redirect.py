@@ -211,8 +211,19 @@ class Redirect:
         if exists(shadow):
             return shadow
         if self.is_deleted(virtual):
-            raise os_error(errno.ENOENT, virtual)
+            raise self.missing(virtual)
         return virtual
+
+    def missing(self, virtual: str) -> OSError:
+        """The error for a path that is not in the run's view: NotADirectoryError when one of
+        its folders is a file there, else FileNotFoundError."""
+        path = os.path.dirname(virtual)
+        while path != os.path.dirname(path):
+            if self.visible(path):
+                code = errno.ENOENT if self.visible_dir(path) else errno.ENOTDIR
+                return os_error(code, virtual)
+            path = os.path.dirname(path)
+        return os_error(errno.ENOENT, virtual)
 
     def for_write(self, virtual: str, keep: bool = False, exclusive: bool = False) -> str:
         """The path to write for `virtual` (its shadow, with its folder made); `keep`: the
@@ -245,9 +256,7 @@ class Redirect:
         if not self.is_deleted(parent) and is_dir(parent):
             self._make_shadow_dirs(parent)
             return
-        if self.visible(parent):
-            raise os_error(errno.ENOTDIR, virtual)
-        raise os_error(errno.ENOENT, virtual)
+        raise self.missing(virtual)
 
     def _make_shadow_dirs(self, virtual: str) -> None:
         missing: list[str] = []
@@ -312,7 +321,9 @@ class Redirect:
         shadow_dir = is_dir(shadow)
         real_dir = not self.is_deleted(virtual) and is_dir(virtual)
         if not shadow_dir and not real_dir:
-            raise os_error(errno.ENOTDIR if self.visible(virtual) else errno.ENOENT, virtual)
+            raise (
+                os_error(errno.ENOTDIR, virtual) if self.visible(virtual) else self.missing(virtual)
+            )
         names: list[str] = []
         if real_dir:
             names = [
@@ -329,7 +340,7 @@ class Redirect:
         in_shadow = exists(shadow)
         real = self.real_visible(virtual)
         if not in_shadow and not real:
-            raise os_error(errno.ENOENT, virtual)
+            raise self.missing(virtual)
         here = shadow if in_shadow else virtual
         is_folder = is_dir(here) and not is_link(here)
         if folder and not is_folder:
@@ -348,13 +359,26 @@ class Redirect:
     ) -> None:
         """`os.rename`/`os.replace` where at least one side is redirected. `source`/`target`
         are the virtual paths (None: a path that is not redirected, `src_path`/`dst_path`)."""
+        # in the kernel's order: both folders, then the file itself
+        for side in (source, target):
+            if side is not None and not self.visible_dir(os.path.dirname(side)):
+                raise self.missing(side)
         if source is not None:
             src_actual = self.for_read(source)
+            if not exists(src_actual):
+                raise self.missing(source)
         elif exists(src_path):
             src_actual = src_path
         else:
             raise os_error(errno.ENOENT, src_path)
+        if source is not None and source == target:
+            return  # renaming a file onto itself changes nothing
         moving_dir = is_dir(src_actual) and not is_link(src_actual)
+        if source is not None and target is not None:
+            if moving_dir and under(target, source):
+                raise os_error(errno.EINVAL, source)  # a folder into itself
+            if under(source, target):
+                raise os_error(errno.ENOTEMPTY, target)  # onto a folder that holds it
         if target is not None:
             if self.visible(target):
                 if self.visible_dir(target):
@@ -368,12 +392,15 @@ class Redirect:
             dst_actual = self.for_write(target)
         else:
             dst_actual = dst_path
-        users_own = source is not None and src_actual == source
-        if users_own:
-            assert source is not None
-            # the user's file stays where it is: the run's view moves a copy
+        # the user's file, or a folder that holds some of the user's files, stays where it is:
+        # the run's view of it is copied to the new name
+        if source is not None and (
+            src_actual == source or (moving_dir and self.real_visible(source))
+        ):
             if moving_dir:
                 self.copy_tree(source, dst_actual)
+                if src_actual != source:
+                    remove_real_tree(src_actual)  # the run's own part of the merged folder
             else:
                 copy_file(src_actual, dst_actual)
             self.mark_deleted(source)
