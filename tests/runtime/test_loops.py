@@ -222,3 +222,22 @@ def test_fit_compares_a_summed_validation_loss_per_element() -> None:
     assert roles == {"other", "train_eval"}
     assert "TLR405" not in codes(result)
     assert outcome(result)[1] in ("pass", "inconclusive")
+
+
+# ---------------------------------------------------------------------------------------------
+# profile: never ok without a measured step
+
+
+def test_profile_is_inconclusive_when_no_step_was_measured() -> None:
+    result = launch("ends_early", check="profile")
+    assert outcome(result)[:2] == ("completed", "inconclusive"), result["summary"]
+    assert "no step was measured: the script stopped after 3 step(s)" in result["reason"]
+    assert result["payload"]["measured_steps"] == 0
+    assert exit_status(result) == 0
+
+
+def test_profile_measures_the_same_script_given_enough_steps() -> None:
+    # the near miss: without warm-up the three steps are measured, and profile decides
+    result = launch("ends_early", check="profile", warmup=0, steps=1)  # warm-up 0 means 1
+    assert outcome(result)[:2] == ("completed", "pass"), result["summary"]
+    assert result["payload"]["measured_steps"] >= 1

@@ -183,7 +183,8 @@ OPTIONS: tuple[RunOption, ...] = (
     ),
     RunOption(
         "--warmup",
-        "profile: steps discarded before measuring (default: 5)",
+        "profile: steps discarded before measuring (default: 5; at least 1, since a step is "
+        "timed from the end of the one before)",
         ("profile",),
         "warmup",
         {"type": int, "default": None, "metavar": "N"},
