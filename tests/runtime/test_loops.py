@@ -163,6 +163,31 @@ def test_accuracy_counts_only_targets_that_are_not_ignored() -> None:
     assert payload["initial_accuracy"] < 0.3
 
 
+def test_a_falling_loss_at_a_low_batch_accuracy_never_passes() -> None:
+    result = launch("conflicting_labels", steps=400)
+    assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
+    payload = result["payload"]
+    assert payload["ratio"] < 0.1  # the loss fell far: a ratio alone would have said pass
+    assert payload["final_accuracy"] <= 0.875 and payload["accuracy_needed"] == 0.9
+    assert "batch accuracy 0.8" in result["reason"]
+    at(codes(result)["TLR110"], "conflicting_labels", "loss")
+
+
+def test_a_confidently_wrong_start_is_judged_from_a_uniform_prediction() -> None:
+    # every input the same: the loss falls from 60 to log 4, which is no learning at all
+    result = launch("low_accuracy", steps=300)
+    assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
+    assert "did not fall below a uniform prediction's (1.386" in result["reason"]
+    assert result["payload"]["final_accuracy"] == 0.25
+
+
+def test_the_same_start_with_separable_inputs_passes() -> None:
+    result = launch("separable", steps=300)
+    assert outcome(result) == ("completed", "pass", "pass"), result["summary"]
+    assert result["payload"]["final_accuracy"] >= 0.9
+    assert "TLR110" not in codes(result)
+
+
 def test_a_script_that_ends_early_is_inconclusive_not_broken() -> None:
     result = launch("ends_early", steps=200)
     assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
