@@ -283,6 +283,7 @@ def main() -> int:
             row.update(script=entry["name"], check=check, expected=expected, why=why)
             row["right"] = row["outcome"] == expected
             rows.append(row)
+            save(args.json, rows, [], timing)
             touched = sum(len(v) for v in row["touched"].values())
             mark = "ok " if row["right"] else "BAD"
             print(
@@ -310,6 +311,7 @@ def main() -> int:
             row.update(bug=plant["name"], script=plant["script"], check=plant["check"])
             row.update(caught=caught, why=why)
             bug_rows.append(row)
+            save(args.json, rows, bug_rows, timing)
             mark = "ok " if caught else "BAD"
             print(f"{mark} planted {plant['name']:40} {row['outcome']:14} {why}", flush=True)
     right = sum(r["right"] for r in rows)
@@ -319,11 +321,21 @@ def main() -> int:
         caught = sum(r["caught"] for r in bug_rows)
         print(f"planted bugs caught with the right outcome and line: {caught} of {len(bug_rows)}")
     print(f"runs that changed a file of the workspace: {touched_runs}")
-    if args.json is not None:
-        args.json.write_text(
+    save(args.json, rows, bug_rows, timing)
+    return 0
+
+
+def save(
+    path: Path | None,
+    rows: list[dict[str, Any]],
+    bug_rows: list[dict[str, Any]],
+    timing: dict[str, Any],
+) -> None:
+    """Writes what has been measured so far (after every run: a stopped benchmark keeps it)."""
+    if path is not None:
+        path.write_text(
             json.dumps({"rows": rows, "planted": bug_rows, "timing": timing}, indent=1) + "\n"
         )
-    return 0
 
 
 if __name__ == "__main__":
