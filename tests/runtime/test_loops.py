@@ -203,6 +203,21 @@ def test_a_falling_loss_at_a_low_batch_accuracy_never_passes() -> None:
     at(codes(result)["TLR110"], "conflicting_labels", "loss")
 
 
+def test_a_time_budget_spent_in_a_few_slow_steps_is_inconclusive_not_a_failure() -> None:
+    result = launch("slow_steps", time_budget=3)
+    assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
+    assert result["payload"]["stop"] == "time_budget"
+    assert result["payload"]["steps_run"] < 100
+    assert "too few to judge; --time-budget" in result["reason"]
+    assert not any(d["severity"] == "error" for d in result["diagnostics"])
+
+
+def test_slow_steps_that_change_nothing_still_fail() -> None:
+    result = launch("slow_steps", time_budget=3, args=["--lr", "0"])
+    assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
+    at(codes(result)["TLR104"], "slow_steps", "optimizer")
+
+
 def test_a_confidently_wrong_start_is_judged_from_a_uniform_prediction() -> None:
     # every input the same: the loss falls from 60 to log 4, which is no learning at all
     result = launch("low_accuracy", steps=300)
