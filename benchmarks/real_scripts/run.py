@@ -58,14 +58,17 @@ WARMUP_STEPS = 5
 #: run by `python -c` before the script: times each optimizer step (or backward, for manual
 #: updates) of the unmodified script, then ends it
 PLAIN_TIMER = """
-import os, runpy, sys, time, torch
+import atexit, os, runpy, sys, time, torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 stamps, limit, first, backwards = [], int(os.environ["TL_BENCH_STEPS"]), [], [0]
+def write():
+    with open(os.environ["TL_BENCH_OUT"], "w") as out:
+        out.write("\\n".join(map(str, stamps)))
+atexit.register(write)  # a script shorter than the limit
 def note():
     stamps.append(time.perf_counter())
     if len(stamps) >= limit:
-        with open(os.environ["TL_BENCH_OUT"], "w") as out:
-            out.write("\\n".join(map(str, stamps)))
+        write()
         os._exit(0)
 def on_step(optimizer, *_):
     first.append(optimizer) if not first else None
