@@ -261,6 +261,7 @@ def main() -> int:
     parser.add_argument("--scripts", default=None, help="comma-separated names (default: all)")
     parser.add_argument("--checks", default=None, help="comma-separated (default: all)")
     parser.add_argument("--no-planted", action="store_true")
+    parser.add_argument("--no-checks", action="store_true", help="the planted bugs only")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--json", type=Path, default=None, help="write every row here")
     args = parser.parse_args()
@@ -272,7 +273,7 @@ def main() -> int:
     sources = {e["name"]: fetch(e, args.mirror, CACHE) for e in entries}
     rows: list[dict[str, Any]] = []
     timing: dict[str, Any] = {}
-    for entry in entries:
+    for entry in [] if args.no_checks else entries:
         for check in checks:
             expected, why = entry["expected"][check]
             row = run_check(
