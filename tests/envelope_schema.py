@@ -1,4 +1,5 @@
-"""Validation of runtime-check envelopes against the JSON Schema shipped in the package."""
+"""Validation of runtime-check envelopes against the JSON Schema shipped in the package, and
+against the typed model it is generated from."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from importlib import resources
 from typing import Any
 
 from jsonschema import Draft202012Validator
+
+from torchlint.runtime.results import Envelope
+from torchlint.runtime.typed import to_json
 
 
 @cache
@@ -19,8 +23,11 @@ def validator() -> Draft202012Validator:
 
 
 def validate_envelope(envelope: dict[str, Any]) -> dict[str, Any]:
-    """The envelope after a strict JSON round trip (no NaN), checked against the schema."""
+    """The envelope after a strict JSON round trip (no NaN), checked against the schema and
+    read into the typed model, which writes it back unchanged."""
     loaded: dict[str, Any] = json.loads(json.dumps(envelope, allow_nan=False))
     errors = sorted(validator().iter_errors(loaded), key=lambda e: list(e.path))
     assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:10])
+    typed = Envelope.read(loaded)
+    assert to_json(typed) == loaded, "the typed model does not write the envelope back as read"
     return loaded

@@ -62,6 +62,7 @@ from torchlint.report import (
     render_statistics,
 )
 from torchlint.rules import ALL_RULES, Rule, lookup
+from torchlint.runtime.checks import CHECKS, add_run_arguments
 from torchlint.selection import RuleSelection
 from torchlint.workspace import Workspace
 
@@ -205,120 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
         "batch and expects the loss to collapse; `grads` scans every parameter's gradient. "
         "Arguments for the script go after `--`: torchlint run overfit train.py -- --lr 0.1. "
         "Exit status: 0 pass, 1 the check failed, 2 it could not run.",
-        usage="torchlint run {overfit,grads,profile,fit,lr-find} SCRIPT [options] "
-        "[-- SCRIPT_ARGS ...]",
+        usage=f"torchlint run {{{','.join(CHECKS)}}} SCRIPT [options] [-- SCRIPT_ARGS ...]",
         allow_abbrev=False,  # a script's --lr must never be read as our --lr-min
     )
-    run.add_argument(
-        "check",
-        choices=("overfit", "grads", "profile", "fit", "lr-find"),
-        help="overfit one batch, scan gradients, profile the step's stages, read the train and "
-        "validation curves over a few short epochs, or find a learning rate",
-    )
-    run.add_argument("script", metavar="SCRIPT", help="the training script, as you run it")
-    run.add_argument(
-        "--steps",
-        type=int,
-        default=None,
-        metavar="N",
-        help="optimizer steps (default: 200 overfit, 5 grads, 20 measured by profile, 100 lr-find)",
-    )
-    run.add_argument(
-        "--nproc-per-node",
-        type=int,
-        default=None,
-        metavar="N",
-        help="grads and profile: launch the script through torchrun with N processes, check "
-        "every rank and compare them (skew between ranks, gradients that differ after the "
-        "all-reduce)",
-    )
-    run.add_argument(
-        "--warmup",
-        type=int,
-        default=None,
-        metavar="N",
-        help="profile: steps discarded before measuring (default: 5)",
-    )
-    run.add_argument(
-        "--sync",
-        choices=("auto", "per-stage"),
-        default="auto",
-        help="profile on CUDA: CUDA events with one synchronisation per step (auto), or a "
-        "synchronisation at every stage boundary (per-stage, a diagnostic mode)",
-    )
-    run.add_argument(
-        "--trace",
-        metavar="FILE",
-        help="profile: also write a torch.profiler Chrome trace of a few steps to FILE",
-    )
-    run.add_argument(
-        "--epochs", type=int, default=None, metavar="K", help="fit: epochs to run (default: 5)"
-    )
-    run.add_argument(
-        "--limit-batches",
-        type=int,
-        default=None,
-        metavar="N",
-        help="fit and profile: batches per pass over each loader, so short epochs reach the "
-        "script's validation (fit default: 20)",
-    )
-    run.add_argument(
-        "--plot", metavar="FILE", help="fit and lr-find: also draw the curves into FILE (.svg)"
-    )
-    run.add_argument(
-        "--detect-anomaly",
-        action="store_true",
-        default=None,
-        help="fit: run under torch.autograd.detect_anomaly, to name the operation that first "
-        "produces NaN (slower; use after a fit reported NaN)",
-    )
-    run.add_argument(
-        "--lr-min", type=float, default=None, help="lr-find: first learning rate (default: 1e-7)"
-    )
-    run.add_argument(
-        "--lr-max", type=float, default=None, help="lr-find: last learning rate (default: 10)"
-    )
-    run.add_argument(
-        "--timeout",
-        type=float,
-        default=300.0,
-        metavar="SECONDS",
-        help="wall-clock limit; the script and everything it started are killed after it "
-        "(default: 300)",
-    )
-    run.add_argument(
-        "--output-format",
-        choices=("full", "json"),
-        default="full",
-        help="a report for people (full) or the JSON envelope (json)",
-    )
-    run.add_argument("--output", metavar="FILE", help="also write the JSON envelope to FILE")
-    run.add_argument(
-        "--show-output",
-        action="store_true",
-        help="pass the script's own output through (default: kept, shown on errors)",
-    )
-    run.add_argument(
-        "--python",
-        metavar="PYTHON",
-        default=None,
-        help="interpreter that runs the script (default: the one running torchlint)",
-    )
-    run.add_argument(
-        "--keep-outputs",
-        metavar="DIR",
-        default=None,
-        help="copy every file the run wrote into DIR (a new or empty folder); by default "
-        "they are removed with the run's scratch folder, and no file you had is ever changed",
-    )
-    run.add_argument(
-        "--isolation",
-        choices=("auto", "overlay", "redirect"),
-        default="auto",
-        help="how the script's writes are kept off your files: overlay mounts where the "
-        "system allows them, else redirection inside the script's Python processes (auto); "
-        "insist on overlay mounts; or use the redirection alone",
-    )
+    add_run_arguments(run)
 
     commands.add_parser(
         "lsp",

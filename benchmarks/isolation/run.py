@@ -17,12 +17,8 @@ compare before and after. Nothing of the fetched code is committed.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import pickle
-import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -30,81 +26,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
+from workspaces import MIRRORS, ROOT, fetch, hashes, make_workspace  # noqa: E402
+
 CACHE = ROOT / "benchmarks" / ".isolation"
-MIRRORS = Path("/work/.mirror")
-
-
-def fetch(entry: dict[str, Any], mirror_root: Path) -> Path:
-    """The script's files at its commit, extracted from a bare mirror (cached)."""
-    target = CACHE / entry["repo"].replace("/", "+") / entry["commit"] / entry["folder"]
-    if all((target / name).exists() for name in entry["files"]):
-        return target
-    git_dir = mirror_root / entry["repo"].replace("/", "+") / "repo"
-    target.mkdir(parents=True, exist_ok=True)
-    for name in entry["files"]:
-        path = f"{entry['folder']}/{name}" if entry["folder"] else name
-        blob = subprocess.run(
-            ["git", f"--git-dir={git_dir}", "show", f"{entry['commit']}:{path}"],
-            capture_output=True,
-            check=True,
-        ).stdout
-        (target / name).write_bytes(blob)
-    return target
-
-
-def make_text_corpus(workspace: Path) -> None:
-    rng = random.Random(0)
-    words = [f"w{i}" for i in range(40)]
-    folder = workspace / "data" / "wikitext-2"
-    folder.mkdir(parents=True)
-    for split, lines in (("train", 60), ("valid", 12), ("test", 12)):
-        text = "\n".join(" ".join(rng.choice(words) for _ in range(12)) for _ in range(lines))
-        (folder / f"{split}.txt").write_text(text + "\n")
-
-
-def make_token_memmap(workspace: Path) -> None:
-    import numpy as np
-
-    folder = workspace / "data" / "shakespeare_char"
-    folder.mkdir(parents=True)
-    rng = np.random.default_rng(0)
-    for split, size in (("train", 4000), ("val", 800)):
-        rng.integers(0, 32, size, dtype=np.uint16).tofile(folder / f"{split}.bin")
-    meta = {"vocab_size": 32, "itos": {i: chr(65 + i) for i in range(32)}}
-    (folder / "meta.pkl").write_bytes(pickle.dumps(meta))
-
-
-DATA = {"text_corpus": make_text_corpus, "token_memmap": make_token_memmap, "none": None}
-
-
-def make_workspace(entry: dict[str, Any], source: Path, root: Path) -> Path:
-    workspace = root / entry["name"]
-    workspace.mkdir(parents=True)
-    for name in entry["files"]:
-        shutil.copy(source / name, workspace / name)
-    maker = DATA[entry["data"]]
-    if maker is not None:
-        maker(workspace)
-    for relative in entry["user_files"]:  # what an earlier, real run left behind
-        path = workspace / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(f"an earlier run's {relative}\n".encode() * 64)
-    (workspace / "runs").mkdir()
-    (workspace / "runs" / "notes.txt").write_text("my experiment notes\n")
-    return workspace
-
-
-def hashes(folder: Path) -> dict[str, str]:
-    found = {}
-    for path in sorted(folder.rglob("*")):
-        if "__pycache__" in path.parts:
-            continue
-        if path.is_file():
-            found[str(path.relative_to(folder))] = hashlib.sha256(path.read_bytes()).hexdigest()
-        elif path.is_dir():
-            found[str(path.relative_to(folder))] = "dir"
-    return found
 
 
 def run_one(
@@ -171,7 +96,7 @@ def main() -> int:
     checks = args.checks.split(",") if args.checks else manifest["checks"]
     rows = []
     for entry in manifest["scripts"]:
-        source = fetch(entry, args.mirror)
+        source = fetch(entry, args.mirror, CACHE)
         for check in checks:
             row = run_one(entry, check, source, args.torchlint_path, args.isolation)
             rows.append(row)

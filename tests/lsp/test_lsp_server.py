@@ -301,7 +301,7 @@ async def test_code_lenses_above_training_loops(client: RecordingClient, new_doc
         assert [lens.command.command for lens in group if lens.command] == [
             "torchlint.runtime.overfit",
             "torchlint.runtime.grads",
-            "torchlint.runtime.profile",
+            "torchlint.runtime.child.profile",
         ]
         assert [list(lens.command.arguments or ()) for lens in group if lens.command] == [
             [doc.uri, row]

@@ -122,10 +122,10 @@ def test_code_lenses_commands() -> None:
     assert [(lens.range.start.line, lens.command and lens.command.command) for lens in lenses] == [
         (7, "torchlint.runtime.overfit"),
         (7, "torchlint.runtime.grads"),
-        (7, "torchlint.runtime.profile"),
+        (7, "torchlint.runtime.child.profile"),
         (19, "torchlint.runtime.overfit"),
         (19, "torchlint.runtime.grads"),
-        (19, "torchlint.runtime.profile"),
+        (19, "torchlint.runtime.child.profile"),
     ]
     assert all(
         lens.command and lens.command.arguments == ["file:///t.py", lens.range.start.line]

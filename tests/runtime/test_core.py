@@ -70,7 +70,7 @@ def assert_same_state(before: dict[str, Any], after: dict[str, Any]) -> None:
 
 def roundtrip(envelope: dict[str, Any]) -> dict[str, Any]:
     loaded = validate_envelope(envelope)
-    assert loaded["schema_version"] == 2
+    assert loaded["schema_version"] == 3
     return loaded
 
 

@@ -20,14 +20,14 @@ from envelope_schema import validate_envelope
 from rich.console import Console
 from script_marks import SCRIPTS, at, codes, line_of
 
-from torchlint.runtime.fit import (
+from torchlint.runtime.child.fit import (
     OVERFIT_RISE,
     UNDERFIT_RATIO,
     diagnose,
 )
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.report import Glyphs, render_report
-from torchlint.runtime.report_fit import epoch_chart, render_evidence
+from torchlint.runtime.report.fit import epoch_chart, render_evidence
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -75,7 +75,7 @@ def test_overfitting_is_named_at_the_validation_loss_with_a_plot(tmp_path: Path)
     assert result["captured"]["optimizers"][0]["steps"] == 36
     assert payload["metric"]["function"] == "cross_entropy"
     assert payload["metric"]["same_on_both_splits"] is True
-    assert "same function and aggregation on both splits" in payload["metric"]["description"]
+    assert "with reduction mean on both splits" in payload["metric"]["description"]
     assert payload["loaders"]["validation"]["line"] == line_of("fit_overfit", "val_loader")
     found = codes(result)
     assert set(found) == {"TLR401"}

@@ -24,7 +24,7 @@ from envelope_schema import validate_envelope
 from script_marks import SCRIPTS
 from workspace_guard import WORKSPACE_FILES, make_workspace, unchanged
 
-from torchlint.runtime.blame import torchlint_fault
+from torchlint.runtime.child.blame import torchlint_fault
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.sandbox.redirect import Redirect
 from torchlint.runtime.sandbox.scratch import remove_tree
@@ -346,7 +346,7 @@ def test_a_failure_inside_torchlint_is_blamed_on_torchlint(tmp_path: Path) -> No
     except (pickle.PicklingError, AttributeError) as exc:
         assert torchlint_fault(exc) is None
     try:
-        raise pickle.PicklingError("Can't pickle <class 'torchlint.runtime.capture.Capture'>")
+        raise pickle.PicklingError("Can't pickle <class 'torchlint.runtime.child.capture.Capture'>")
     except pickle.PicklingError as exc:
         assert torchlint_fault(exc) is not None
     try:

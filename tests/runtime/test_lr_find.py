@@ -17,8 +17,8 @@ from envelope_schema import validate_envelope
 from rich.console import Console
 from script_marks import SCRIPTS, at, codes
 
+from torchlint.runtime.child.lr_find import analyse, diverged, smooth, sweep_lr
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
-from torchlint.runtime.lr_find import analyse, diverged, smooth, sweep_lr
 from torchlint.runtime.report import render_report
 
 
@@ -56,8 +56,10 @@ def test_a_learnable_classifier_gets_a_sane_suggestion_and_the_plot(tmp_path: Pa
     assert exit_status(result) == 0
     payload = result["payload"]
     assert 1e-4 < payload["suggested_lr"] < 1
-    assert 1e-4 < payload["min_loss_lr_div10"] < 1
-    assert payload["min_loss_lr_div10"] == pytest.approx(payload["min_loss_lr"] / 10)
+    # one recommendation, with its reason (no second "minimum / 10" suggestion)
+    assert "min_loss_lr_div10" not in payload
+    assert payload["suggestion_reason"].startswith("where the smoothed loss fell fastest")
+    assert payload["min_loss_lr"] > payload["suggested_lr"]
     # the loss diverged before lr_max: the sweep stopped early
     assert payload["diverged_at_step"] is not None and payload["sweep_end"] == "diverged"
     assert payload["steps_run"] == payload["diverged_at_step"] + 1 < payload["steps_requested"]
@@ -81,7 +83,7 @@ def test_a_learnable_classifier_gets_a_sane_suggestion_and_the_plot(tmp_path: Pa
     assert root.tag.endswith("svg")
     assert "suggested" in plot.read_text()
     text = report_text(result)
-    assert "suggested lr" in text and "min loss lr / 10" in text and str(plot) in text
+    assert "suggested lr" in text and "lowest loss at" in text and str(plot) in text
     assert "diverged at step" in text and "1e-5" in text  # the log lr axis
 
 
@@ -91,7 +93,8 @@ def test_an_absurd_lr_is_flagged_at_the_optimizer_line() -> None:
     found = codes(result)
     assert set(found) == {"TLR501"}
     at(found["TLR501"], "lr_too_high", "optimizer")
-    assert found["TLR501"]["severity"] == "warning"
+    assert found["TLR501"]["severity"] == "error"
+    assert (result["outcome"], exit_status(result)) == ("fail", 1)
     evidence = found["TLR501"]["evidence"]
     assert evidence["script_lr"] == 50 and evidence["script_lr"] > 10 * evidence["diverged_lr"]
     assert "Lower the learning rate" in found["TLR501"]["message"]
@@ -111,9 +114,11 @@ def test_a_tiny_tensor_lr_is_flagged_and_restored() -> None:
 def test_a_loss_that_cannot_fall_gets_no_suggestion(tmp_path: Path) -> None:
     result = lr_find("lr_flat", cwd=tmp_path)
     assert (result["status"], result["verdict"]) == ("completed", "no_suggestion")
-    assert exit_status(result) == 1
+    # the loss is not connected to the model: an error-level finding, so the outcome is fail
+    assert (result["outcome"], exit_status(result)) == ("fail", 1)
+    assert result["reason"].startswith("TLR106")
     payload = result["payload"]
-    assert payload["suggested_lr"] is None and payload["min_loss_lr_div10"] is None
+    assert payload["suggested_lr"] is None
     assert "never fell clearly below" in payload["no_suggestion_reason"]
     assert payload["sweep_end"] == "completed" and payload["steps_run"] == 100
     found = codes(result)

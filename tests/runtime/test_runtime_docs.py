@@ -1,37 +1,32 @@
-"""docs/runtime*.md document every runtime diagnostic the launcher can emit, with its name."""
+"""The TLR codes live in one registry (torchlint/runtime/codes.py): every code the runtime's
+sources name is registered, and each page of docs/runtime*.md shows exactly the registry's table
+for its check."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from torchlint.runtime.codes import CODES, table
+
 ROOT = Path(__file__).resolve().parents[2]
+PAGES = ("runtime.md", "runtime-fit.md", "runtime-lr-find.md", "runtime-profile.md")
 
 
-def emitted_codes() -> dict[str, str]:
-    """code -> kebab-case name, from the runtime package's sources."""
-    found: dict[str, str] = {}
-    for path in (ROOT / "torchlint" / "runtime").glob("*.py"):
-        text = path.read_text()
-        for code, name in re.findall(r'"(TLR\d{3})",\s*"([a-z][a-z0-9-]*)"', text):
-            found[code] = name
-        for code, name in re.findall(r'"code": "(TLR\d{3})",\s*"name": "([a-z0-9-]+)"', text):
-            found[code] = name
-    return found
+def test_every_code_in_the_sources_is_registered() -> None:
+    named: set[str] = set()
+    for path in (ROOT / "torchlint").rglob("*.py"):
+        if path.name != "codes.py":
+            named |= set(re.findall(r'"(TLR\d{3})"', path.read_text()))
+    assert len(named) >= 40  # the scan itself works
+    assert named <= set(CODES), named - set(CODES)
 
 
-def documented_codes() -> dict[str, str]:
-    """From the codes tables of docs/runtime.md and of each check's page, docs/runtime-*.md."""
-    found: dict[str, str] = {}
-    for path in sorted((ROOT / "docs").glob("runtime*.md")):
-        text = path.read_text()
-        found.update(re.findall(r"^\| (TLR\d{3}) \| ([a-z0-9-]+) \|", text, flags=re.MULTILINE))
-    return found
-
-
-def test_every_emitted_code_is_documented_with_its_name() -> None:
-    emitted = emitted_codes()
-    assert len(emitted) >= 20  # the scan itself works
-    documented = documented_codes()
-    assert emitted == {code: documented.get(code) for code in emitted}
-    assert set(documented) == set(emitted), set(documented) ^ set(emitted)
+def test_each_page_shows_the_registry_table_of_its_codes() -> None:
+    for page in PAGES:
+        text = (ROOT / "docs" / page).read_text()
+        start = text.index("| Code | Name | Severity | Where |")
+        end = text.find("\n\n", start)
+        shown = text[start : end if end != -1 else None].strip()
+        assert shown == table(page), f"docs/{page}: regenerate its codes table from codes.py"
+    assert {c.page for c in CODES.values()} <= set(PAGES)

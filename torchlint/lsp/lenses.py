@@ -29,7 +29,7 @@ NO_RULES = RuleSelection(select=())  # the loop model alone, no findings
 
 OVERFIT = "torchlint.runtime.overfit"
 GRADS = "torchlint.runtime.grads"
-PROFILE = "torchlint.runtime.profile"
+PROFILE = "torchlint.runtime.child.profile"
 
 # (title, command), in the order the lenses are shown.
 RUNTIME_COMMANDS: tuple[tuple[str, str], ...] = (

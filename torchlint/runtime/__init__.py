@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from torchlint.runtime.core import grad_scan, overfit_one_batch
+    from torchlint.runtime.child.core import grad_scan, overfit_one_batch
     from torchlint.runtime.results import (
         Environment,
         GradFinding,
@@ -38,7 +38,7 @@ _CORE = {"grad_scan", "overfit_one_batch"}
 def __getattr__(name: str) -> Any:
     if name in _CORE:
         try:
-            from torchlint.runtime import core
+            from torchlint.runtime.child import core
         except ModuleNotFoundError as exc:
             if exc.name == "torch" or (exc.name or "").startswith("torch."):
                 raise ImportError(

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from torchlint.runtime.checks import OPTIONS
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.sandbox.scratch import check_keep_folder
 
@@ -50,32 +51,22 @@ def request_from(args: argparse.Namespace) -> RunRequest:
     )
 
 
-#: command-line option -> (the checks it applies to, the plugin's option name)
-CHECK_OPTIONS = {
-    "warmup": (("profile",), "warmup"),
-    "sync": (("profile",), "sync"),
-    "trace": (("profile",), "trace"),
-    "epochs": (("fit",), "epochs"),
-    "limit_batches": (("fit", "profile"), "limit_batches"),
-    "plot": (("fit", "lr-find"), "plot"),
-    "detect_anomaly": (("fit",), "detect_anomaly"),
-    "lr_min": (("lr-find",), "lr_min"),
-    "lr_max": (("lr-find",), "lr_max"),
-}
-
-
 def check_options(args: argparse.Namespace) -> dict[str, object]:
     """The options given for this check; an option of another check is a usage error."""
     options: dict[str, object] = {}
-    for attribute, (checks, key) in CHECK_OPTIONS.items():
+    for option in OPTIONS:
+        attribute, key, checks = option.attribute, option.key, option.checks
         value = getattr(args, attribute, None)
-        if value is None or (attribute == "sync" and value == "auto"):
+        if key is None or value is None or (attribute == "sync" and value == "auto"):
             continue
         if args.check not in checks:
-            flag = "--" + attribute.replace("_", "-")
-            raise RunUsageError(f"{flag} applies to {' and '.join(checks)}, not {args.check}")
+            raise RunUsageError(
+                f"{option.flag} applies to {' and '.join(checks)}, not {args.check}"
+            )
         if attribute in ("trace", "plot"):
             value = str(Path(value).resolve())
+        elif isinstance(value, float) and attribute == "time_budget" and not value > 0:
+            raise RunUsageError(f"--time-budget must be positive, not {value:g}")
         elif isinstance(value, int) and value < (0 if attribute == "warmup" else 1):
             raise RunUsageError(f"--{attribute.replace('_', '-')} is too small: {value}")
         options[key] = value

@@ -15,6 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from torchlint.runtime.checks import outcome_of
+
 #: a stage's spread across ranks worth reporting, as a fraction of the median step
 STAGE_SKEW = 0.2
 #: stages whose time is the rank's own work (backward also holds the wait for the other ranks)
@@ -55,6 +57,8 @@ def combine_ranks(results: list[dict[str, Any] | None]) -> dict[str, Any] | None
         detail = str(base.get("summary", "")).split(": ", 1)[-1]
         base["verdict"] = verdict
         base["summary"] = f"{check} {verdict}: {detail}; " + ", ".join(f["name"] for f in findings)
+    errors = any(d.get("severity") == "error" for d in base["diagnostics"])
+    base["outcome"] = outcome_of(str(check), base.get("verdict"), errors)
     base["summary"] = f"{base.get('summary', check)} ({len(results)} ranks)"
     return base
 
@@ -141,6 +145,8 @@ def _profile_skew(
             "name": "rank-skew",
             "severity": "warning",
             "message": message,
+            "advice": "Balance the work across ranks (equal shards, the same number of loader "
+            "workers, the same hardware).",
             "filename": filename,
             "line": line,
             "evidence": {"stage": name, "ms_by_rank": by_stage[name], "step_ms_by_rank": steps},
@@ -190,6 +196,7 @@ def _gradient_divergence(
             "name": "gradients-differ-across-ranks",
             "severity": "error",
             "message": message,
+            "advice": "Wrap every trained module in DistributedDataParallel.",
             "filename": where.get("filename"),
             "line": where.get("line"),
             "evidence": {"params": differing[:50]},

@@ -27,18 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from torchlint.runtime.child import CHECK_ENVIRONMENT
-from torchlint.runtime.results import envelope, error_info
+from torchlint.runtime.checks import CHECK_ENVIRONMENT, CHECKS
+from torchlint.runtime.results import envelope, error_info, plain_text
 from torchlint.runtime.sandbox.namespace import UNAVAILABLE_EXIT
 from torchlint.runtime.sandbox.scratch import RunFiles, protected_folders
 from torchlint.runtime.sites import parse_traceback_dump
 
 OnEvent = Callable[[dict[str, Any]], None]
 
-#: optimizer steps per check: overfit and grads run that many; profile measures that many
-#: (after warm-up, plus as many again without per-stage timing); lr-find sweeps over that many;
-#: fit is bounded by epochs and batches instead
-DEFAULT_STEPS = {"overfit": 200, "grads": 5, "profile": 20, "fit": 0, "lr-find": 100}
 DEFAULT_TIMEOUT_S = 300.0
 #: set for the script and everything it starts, so leftovers can be found and killed
 RUN_ID_VARIABLE = "TORCHLINT_RUN_ID"
@@ -79,7 +75,7 @@ class RunRequest:
 
     @property
     def step_count(self) -> int:
-        return self.steps if self.steps is not None else DEFAULT_STEPS[self.check]
+        return self.steps if self.steps is not None else CHECKS[self.check].default_steps
 
 
 class _Tail:
@@ -420,7 +416,7 @@ def _run_in(
 def _fill_tail(result: dict[str, Any], output: _Output) -> None:
     """The error's output tail is what the script printed last (its traceback included)."""
     error = result.get("error")
-    tail = output.last(REPORTED_TAIL)
+    tail = [plain_text(line) for line in output.last(REPORTED_TAIL)]
     if isinstance(error, dict) and tail:
         error["output_tail"] = tail
 
@@ -512,6 +508,8 @@ def _failure_envelope(
                     "name": "script-timeout",
                     "severity": "error",
                     "message": message,
+                    "advice": "Raise --timeout for slow first steps, or look for a loop that "
+                    "waits forever.",
                     "filename": site.filename,
                     "line": site.line,
                     "evidence": {"timeout_s": request.timeout_s, "steps": steps},
@@ -572,10 +570,13 @@ def _signal_name(number: int) -> str:
 
 
 def exit_status(result: dict[str, Any]) -> int:
-    """0 the check passed, 1 it failed (its verdict, or an error-severity finding such as
-    leaked validation data), 2 it could not run."""
+    """0 the check passed, was inconclusive or does not apply; 1 it failed (its verdict, or an
+    error-severity finding such as leaked validation data); 2 it could not run."""
     if result.get("status") != "completed":
         return 2
+    outcome = result.get("outcome")
+    if isinstance(outcome, str):
+        return 1 if outcome == "fail" else 0
     errors = any(
         isinstance(d, dict) and d.get("severity") == "error" for d in result.get("diagnostics", [])
     )

@@ -1,9 +1,12 @@
 """Source sites: which line of the user's code did something, found from the call stack.
 
 A hook fires deep inside torch; the line a person cares about is the first frame, walking
-outwards, that belongs to their code. "Their code" is any file under the project root (the
-script's folder) that is not inside an installed package, or failing that any file outside
-Python's own installation, torch and torchlint.
+outwards, that belongs to their code. "Their code" is any file under the project (the nearest
+folder above the script with a pyproject.toml, setup.py, setup.cfg or .git, and the working
+directory when the script lies below it) that is not inside an installed package; failing
+that, any file that was not imported from where packages are installed or put on the path
+before the script started: Python's own installation, site-packages, the folders of
+PYTHONPATH and of .pth files (editable installs of other projects), torch and torchlint.
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ class Site:
         return {"filename": self.filename, "line": self.line, "function": self.function}
 
 
-def _library_roots() -> tuple[str, ...]:
+def _library_roots(project: str) -> tuple[str, ...]:
+    """Where packages are installed or imported from: Python's installation and site folders,
+    and every folder on `sys.path` when the script starts (PYTHONPATH, .pth files) that is not
+    the project or inside it (nor above it)."""
     roots: set[str] = set()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
@@ -37,10 +43,31 @@ def _library_roots() -> tuple[str, ...]:
             roots.add(os.path.realpath(path))
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
         roots.add(os.path.realpath(os.path.join(prefix, "lib")))
+    for entry in sys.path:
+        if not entry or not os.path.isdir(entry):
+            continue
+        real = os.path.realpath(entry)
+        inside = (real + os.sep).startswith(project)
+        above = project.startswith(real + os.sep)
+        if not inside and not above:
+            roots.add(real)
     import torchlint
 
     roots.add(os.path.realpath(os.path.dirname(torchlint.__file__)))
     return tuple(sorted(root + os.sep for root in roots))
+
+
+def project_folder(script_folder: Path) -> str:
+    """The user's project: the nearest folder at or above the script's with a project marker,
+    widened to the working directory when the script lies below it."""
+    from torchlint.project.layout import find_project_root
+
+    root = os.path.realpath(find_project_root(script_folder))
+    cwd = os.path.realpath(os.getcwd())
+    script = os.path.realpath(script_folder)
+    if (script + os.sep).startswith(cwd + os.sep) and (root + os.sep).startswith(cwd + os.sep):
+        root = cwd
+    return root + os.sep
 
 
 class SiteFinder:
@@ -48,8 +75,8 @@ class SiteFinder:
     hook that fires every step pays for the walk only once per calling line's code."""
 
     def __init__(self, project_root: Path) -> None:
-        self.project = os.path.realpath(project_root) + os.sep
-        self.libraries = _library_roots()
+        self.project = project_folder(project_root)
+        self.libraries = _library_roots(self.project)
         self._verdicts: dict[str, int] = {}  # filename -> 2 project, 1 other user file, 0 library
 
     def _kind(self, filename: str) -> int:

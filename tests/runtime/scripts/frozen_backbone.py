@@ -21,7 +21,7 @@ loader = DataLoader(
 )
 model = Classifier()
 for p in model.backbone.parameters():
-    p.requires_grad = False
+    p.requires_grad = False  # line: freeze
 optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-2)
 for epoch in range(100):
     for x, y in loader:

@@ -21,7 +21,7 @@ class Model(nn.Module):
 torch.manual_seed(0)
 loader = DataLoader(TensorDataset(torch.randn(64, 8), torch.randint(0, 4, (64,))), batch_size=16)
 model = Model()
-model.embed.requires_grad_(False)
+model.embed.requires_grad_(False)  # line: freeze
 params = [p for name, p in model.named_parameters() if not name.startswith("head.")]
 optimizer = torch.optim.SGD(params, lr=0.1)  # line: optimizer
 for epoch in range(10):

@@ -4,10 +4,10 @@ h5py, sqlite3): their path arguments are redirected, patched as their modules ar
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from torchlint.runtime.post_import import PostImport
 from torchlint.runtime.sandbox.redirect import Redirect
 
 
@@ -131,46 +131,13 @@ NATIVE_WRITERS: dict[str, Callable[[Redirect, Any, list[tuple[Any, str, Any]]], 
 }
 
 
-class AfterImport:
-    """A `sys.meta_path` finder that patches the native writers as their modules are imported
-    (it finds nothing itself: it wraps the loader another finder returns)."""
+class AfterImport(PostImport):
+    """Patches the native writers as their modules are imported."""
 
     def __init__(self, redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
+        def patch(name: str, module: Any) -> None:
+            NATIVE_WRITERS[name](redirect, module, patches)
+
+        super().__init__(NATIVE_WRITERS, patch, "redirect the file writes of")
         self.redirect = redirect
         self.patches = patches
-        self._busy: set[str] = set()
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        patch = NATIVE_WRITERS.get(name)
-        if patch is None or name in self._busy:
-            return None
-        self._busy.add(name)
-        try:
-            import importlib.util
-
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            return None
-        finally:
-            self._busy.discard(name)
-        loader = getattr(spec, "loader", None) if spec is not None else None
-        exec_module = getattr(loader, "exec_module", None)
-        if spec is None or exec_module is None:
-            return None
-        redirect, patches = self.redirect, self.patches
-
-        def exec_and_patch(module: Any) -> None:
-            exec_module(module)
-            try:
-                patch(redirect, module, patches)
-            except Exception as exc:  # never break the user's import
-                print(
-                    f"torchlint: could not redirect {name}'s file writes: {exc!r}",
-                    file=sys.stderr,
-                )
-
-        try:
-            setattr(loader, "exec_module", exec_and_patch)  # noqa: B010 (this module's own loader)
-        except (AttributeError, TypeError):
-            return None
-        return spec
