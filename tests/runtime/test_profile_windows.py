@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import torch
 from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset
-from torchlint.runtime.report_profile import timing_cost
 
 from torchlint.runtime.child.profile import compare_windows, in_memory
+from torchlint.runtime.report.profile import timing_cost
 
 
 def test_overlapping_windows_are_inconclusive() -> None:
