@@ -44,6 +44,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from torchlint.runtime.checks import CHECKS
+from torchlint.runtime.child.amp import AmpWatch
 from torchlint.runtime.child.captured import (
     Finding,
     ForwardEvent,
@@ -135,6 +136,7 @@ class Capture:
         self.frozen_sites: dict[int, tuple[weakref.ref[torch.Tensor], Site | None]] = {}
         self.spy: LossSpy | None = None
         self.update_watch = UpdateWatch(self)
+        self.amp = AmpWatch(self.finder, lambda finding: self.findings.append(finding))
         self.in_optimizer_step = False
         self.optimizer_stepped = False
         #: backward call site -> ids of the optimizers whose parameters it reached
@@ -237,6 +239,7 @@ class Capture:
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+        self.amp.install()
         self.frameworks = Frameworks(plugin.framework_limits())
         self.frameworks.install()
         plugin.on_install()
@@ -295,6 +298,7 @@ class Capture:
         setattr(owner, name, replacement)
 
     def uninstall(self) -> None:
+        self.amp.uninstall()  # it wraps this capture's patches: undone first
         self._stop_spy()
         self.update_watch.close_gap()
         self.probe.detach()
