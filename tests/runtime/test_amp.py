@@ -21,14 +21,17 @@ def run(script: str, variant: str, check: str = "grads", steps: int = 6) -> dict
 
 
 @pytest.mark.parametrize(
-    ("variant", "code", "marker", "words"),
+    ("variant", "code", "marker", "words", "confirms"),
     [
-        ("unscaled", "TLR306", "unscaled_backward", "scaler.scale(loss).backward()"),
-        ("bypass", "TLR307", "bypass_step", "scaler.step(optimizer)"),
-        ("clip", "TLR308", "clip", "scaler.unscale_(optimizer)"),
+        # the static TL201 stays silent here (the loop does scale a loss): nothing to confirm
+        ("unscaled", "TLR306", "unscaled_backward", "scaler.scale(loss).backward()", None),
+        ("bypass", "TLR307", "bypass_step", "scaler.step(optimizer)", ["TL202"]),
+        ("clip", "TLR308", "clip", "scaler.unscale_(optimizer)", ["TL203"]),
     ],
 )
-def test_each_misuse_is_found_at_its_line(variant: str, code: str, marker: str, words: str) -> None:
+def test_each_misuse_is_found_at_its_line(
+    variant: str, code: str, marker: str, words: str, confirms: list[str] | None
+) -> None:
     result = run("amp_misuse", variant)
     found = codes(result)
     assert AMP_CODES & set(found) == {code}, result["diagnostics"]
@@ -38,6 +41,7 @@ def test_each_misuse_is_found_at_its_line(variant: str, code: str, marker: str, 
     assert words in finding["advice"]
     assert result["outcome"] == "fail"  # an error-level finding is the headline's reason
     assert result["environment"]["grad_scaler"] is True
+    assert finding["evidence"].get("confirms") == confirms
 
 
 def test_a_scaler_never_used_explains_torchs_assertion() -> None:

@@ -34,6 +34,9 @@ class Rule:
     # The oldest PyTorch for which the rule's advice holds (None: any). With a lower
     # `target-torch-version` in the configuration, the rule stays silent.
     min_torch: ClassVar[tuple[int, int] | None] = None
+    # The runtime codes (`torchlint run`) whose finding at the same line confirms this one
+    # (torchlint.runtime.confirm).
+    confirmed_by: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError

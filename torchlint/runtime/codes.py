@@ -480,6 +480,22 @@ _TABLE: tuple[tuple[str, str, Severity, str, str, str], ...] = (
         "one rank is slower than the others",
         "the training DataLoader when the skew is in data_wait",
     ),
+    (
+        "TLR607",
+        "non-blocking-from-pageable",
+        "warning",
+        "profile",
+        "non_blocking=True copies from memory that is not pinned",
+        "the copy",
+    ),
+    (
+        "TLR608",
+        "blocking-copy-from-pinned",
+        "info",
+        "profile",
+        "pinned tensors copied without non_blocking=True",
+        "the copy",
+    ),
 )
 
 CODES: dict[str, Code] = {row[0]: Code(*row) for row in _TABLE}

@@ -20,7 +20,6 @@ trusted. Each finding is made once per line. GradScaler runs on the CPU
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -30,6 +29,7 @@ from typing import Any
 
 import torch
 
+from torchlint.runtime.child.callers import user_caller
 from torchlint.runtime.child.captured import Finding
 from torchlint.runtime.sites import Site, SiteFinder
 
@@ -40,28 +40,11 @@ MAX_WINDOW = 64
 #: autograd nodes walked from a backward's tensor looking for a scaled loss
 MAX_WALK = 256
 
-#: frames skipped on the way to the caller: torch's own, and torchlint's (the first step's loss
-#: spy is a TorchFunctionMode, so `Tensor.backward` passes through it)
-_SKIPPED = (
-    os.path.dirname(torch.__file__) + os.sep,
-    os.path.dirname(os.path.dirname(os.path.dirname(__file__))) + os.sep,
-)
-
 
 @dataclass
 class _Backward:
     site: Site
     scaled: bool
-
-
-def user_caller(finder: SiteFinder, frame: FrameType | None) -> Site | None:
-    """The line that called into torch, when the first frame outside torch (and torchlint) is
-    the user's own code; None when a library (a framework's Trainer) made the call."""
-    while frame is not None and frame.f_code.co_filename.startswith(_SKIPPED):
-        frame = frame.f_back
-    if frame is None or not finder.is_user_file(frame.f_code.co_filename):
-        return None
-    return Site(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
 
 
 class AmpWatch:
