@@ -73,6 +73,7 @@ from torchlint.lsp.commands import (
     debug_information,
     format_debug_information,
 )
+from torchlint.lsp.confirmed import with_confirmations
 from torchlint.lsp.convert import PositionMap, to_lsp_diagnostics
 from torchlint.lsp.documents import (
     DocumentState,
@@ -384,9 +385,12 @@ class TorchlintServer(LanguageServer):
             static, version = published.diagnostics, published.version
         else:
             static, version = [], self.workspace.get_text_document(uri).version
+        runtime = self.runtime.diagnostics.for_uri(uri)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=static + self.runtime.diagnostics.for_uri(uri), version=version
+                uri=uri,
+                diagnostics=with_confirmations(static, runtime) + runtime,
+                version=version,
             )
         )
 
@@ -446,7 +450,9 @@ class TorchlintServer(LanguageServer):
             runtime = self.runtime.diagnostics.for_uri(state.uri)
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(
-                    uri=state.uri, diagnostics=outcome.diagnostics + runtime, version=version
+                    uri=state.uri,
+                    diagnostics=with_confirmations(outcome.diagnostics, runtime) + runtime,
+                    version=version,
                 )
             )
         except Exception:
