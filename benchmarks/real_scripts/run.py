@@ -59,6 +59,7 @@ WARMUP_STEPS = 5
 #: updates) of the unmodified script, then ends it
 PLAIN_TIMER = """
 import os, runpy, sys, time, torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
 stamps, limit, first, backwards = [], int(os.environ["TL_BENCH_STEPS"]), [], [0]
 def note():
     stamps.append(time.perf_counter())
@@ -70,7 +71,7 @@ def on_step(optimizer, *_):
     first.append(optimizer) if not first else None
     if optimizer is first[0]:
         note()
-torch.optim.optimizer.register_optimizer_step_post_hook(on_step)
+register_optimizer_step_post_hook(on_step)
 original = torch.autograd.backward
 def backward(*args, **kwargs):
     done = original(*args, **kwargs)
@@ -238,6 +239,18 @@ def plain_step_ms(entry: dict[str, Any], source: Path) -> float | None:
     return statistics.median(gaps) * 1e3 if gaps else None
 
 
+def overhead(entry: dict[str, Any], source: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The script's plain step time and each check's median step over it."""
+    plain = plain_step_ms(entry, source)
+    ratios = {}
+    for row in rows:
+        measured = (row.get("timing") or {}).get("step_ms_median")
+        if row["script"] == entry["name"] and plain and measured:
+            ratios[row["check"]] = round(measured / plain, 3)
+    print(f"timing {entry['name']:22} plain {plain and round(plain, 2)} ms  {ratios}", flush=True)
+    return {"plain_step_ms": plain and round(plain, 3), "ratios": ratios}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--torchlint-path", type=Path, default=None)
@@ -255,6 +268,7 @@ def main() -> int:
     entries = [e for e in manifest["scripts"] if chosen is None or e["name"] in chosen]
     sources = {e["name"]: fetch(e, args.mirror, CACHE) for e in entries}
     rows: list[dict[str, Any]] = []
+    timing: dict[str, Any] = {}
     for entry in entries:
         for check in checks:
             expected, why = entry["expected"][check]
@@ -269,6 +283,7 @@ def main() -> int:
             row.update(script=entry["name"], check=check, expected=expected, why=why)
             row["right"] = row["outcome"] == expected
             rows.append(row)
+            save(args.json, rows, [], timing)
             touched = sum(len(v) for v in row["touched"].values())
             mark = "ok " if row["right"] else "BAD"
             print(
@@ -276,6 +291,8 @@ def main() -> int:
                 f" {row['seconds']:6.1f}s files-touched={touched}  {row['summary'][:110]}",
                 flush=True,
             )
+        if not args.no_timing:  # right after the checks, under the same load
+            timing[entry["name"]] = overhead(entry, sources[entry["name"]], rows)
     bug_rows: list[dict[str, Any]] = []
     if not args.no_planted:
         for plant in planted:
@@ -294,19 +311,9 @@ def main() -> int:
             row.update(bug=plant["name"], script=plant["script"], check=plant["check"])
             row.update(caught=caught, why=why)
             bug_rows.append(row)
+            save(args.json, rows, bug_rows, timing)
             mark = "ok " if caught else "BAD"
             print(f"{mark} planted {plant['name']:40} {row['outcome']:14} {why}", flush=True)
-    timing: dict[str, Any] = {}
-    if not args.no_timing:
-        for entry in entries:
-            plain = plain_step_ms(entry, sources[entry["name"]])
-            ratios = {}
-            for row in rows:
-                measured = (row.get("timing") or {}).get("step_ms_median")
-                if row["script"] == entry["name"] and plain and measured:
-                    ratios[row["check"]] = round(measured / plain, 3)
-            timing[entry["name"]] = {"plain_step_ms": plain and round(plain, 3), "ratios": ratios}
-            print(f"timing {entry['name']:22} plain {plain and round(plain, 2)} ms  {ratios}")
     right = sum(r["right"] for r in rows)
     touched_runs = sum(1 for r in rows + bug_rows if any(r["touched"].values()))
     print(f"\nverdicts right: {right} of {len(rows)} ({100 * right / max(1, len(rows)):.0f}%)")
@@ -314,11 +321,21 @@ def main() -> int:
         caught = sum(r["caught"] for r in bug_rows)
         print(f"planted bugs caught with the right outcome and line: {caught} of {len(bug_rows)}")
     print(f"runs that changed a file of the workspace: {touched_runs}")
-    if args.json is not None:
-        args.json.write_text(
+    save(args.json, rows, bug_rows, timing)
+    return 0
+
+
+def save(
+    path: Path | None,
+    rows: list[dict[str, Any]],
+    bug_rows: list[dict[str, Any]],
+    timing: dict[str, Any],
+) -> None:
+    """Writes what has been measured so far (after every run: a stopped benchmark keeps it)."""
+    if path is not None:
+        path.write_text(
             json.dumps({"rows": rows, "planted": bug_rows, "timing": timing}, indent=1) + "\n"
         )
-    return 0
 
 
 if __name__ == "__main__":

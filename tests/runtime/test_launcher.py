@@ -258,6 +258,15 @@ def test_nothing_to_capture_is_a_capture_failure_with_advice() -> None:
     assert "torchlint_setup()" in result["payload"]["advice"]
 
 
+def test_a_check_that_ignores_torchlint_setup_never_suggests_it() -> None:
+    for check in ("profile", "fit", "lr-find"):
+        result = launch("no_step", check=check)
+        assert result["status"] == "capture_failed", (check, result["summary"])
+        advice = result["payload"]["advice"]
+        assert advice.startswith(f"{check} follows the script's own training loop"), advice
+        assert "Define `torchlint_setup()`" not in advice
+
+
 def test_missing_interpreter_is_an_error_not_an_exception(tmp_path: Path) -> None:
     result = validate_envelope(
         run_check(RunRequest("overfit", SCRIPTS / "plain.py", python=str(tmp_path / "no-python")))

@@ -163,6 +163,31 @@ def test_accuracy_counts_only_targets_that_are_not_ignored() -> None:
     assert payload["initial_accuracy"] < 0.3
 
 
+def test_a_falling_loss_at_a_low_batch_accuracy_never_passes() -> None:
+    result = launch("conflicting_labels", steps=400)
+    assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
+    payload = result["payload"]
+    assert payload["ratio"] < 0.1  # the loss fell far: a ratio alone would have said pass
+    assert payload["final_accuracy"] <= 0.875 and payload["accuracy_needed"] == 0.9
+    assert "batch accuracy 0.8" in result["reason"]
+    at(codes(result)["TLR110"], "conflicting_labels", "loss")
+
+
+def test_a_confidently_wrong_start_is_judged_from_a_uniform_prediction() -> None:
+    # every input the same: the loss falls from 60 to log 4, which is no learning at all
+    result = launch("low_accuracy", steps=300)
+    assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
+    assert "did not fall below a uniform prediction's (1.386" in result["reason"]
+    assert result["payload"]["final_accuracy"] == 0.25
+
+
+def test_the_same_start_with_separable_inputs_passes() -> None:
+    result = launch("separable", steps=300)
+    assert outcome(result) == ("completed", "pass", "pass"), result["summary"]
+    assert result["payload"]["final_accuracy"] >= 0.9
+    assert "TLR110" not in codes(result)
+
+
 def test_a_script_that_ends_early_is_inconclusive_not_broken() -> None:
     result = launch("ends_early", steps=200)
     assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
@@ -222,3 +247,22 @@ def test_fit_compares_a_summed_validation_loss_per_element() -> None:
     assert roles == {"other", "train_eval"}
     assert "TLR405" not in codes(result)
     assert outcome(result)[1] in ("pass", "inconclusive")
+
+
+# ---------------------------------------------------------------------------------------------
+# profile: never ok without a measured step
+
+
+def test_profile_is_inconclusive_when_no_step_was_measured() -> None:
+    result = launch("ends_early", check="profile")
+    assert outcome(result)[:2] == ("completed", "inconclusive"), result["summary"]
+    assert "no step was measured: the script stopped after 3 step(s)" in result["reason"]
+    assert result["payload"]["measured_steps"] == 0
+    assert exit_status(result) == 0
+
+
+def test_profile_measures_the_same_script_given_enough_steps() -> None:
+    # the near miss: without warm-up the three steps are measured, and profile decides
+    result = launch("ends_early", check="profile", warmup=0, steps=1)  # warm-up 0 means 1
+    assert outcome(result)[:2] == ("completed", "pass"), result["summary"]
+    assert result["payload"]["measured_steps"] >= 1

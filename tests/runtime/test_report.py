@@ -22,7 +22,6 @@ from torchlint.runtime.report import (
     Chart,
     Glyphs,
     ProgressDisplay,
-    action_of,
     actions,
     environment_line,
     isolation_line,
@@ -32,7 +31,7 @@ from torchlint.runtime.report import (
     sort_params,
     use_log_scale,
 )
-from torchlint.runtime.results import envelope, error_envelope, error_info
+from torchlint.runtime.results import GRAD_ADVICE, envelope, error_envelope, error_info
 
 RENDER_FAILURE = "could not render part of this report"
 
@@ -394,22 +393,6 @@ def test_diagnostics_show_file_and_line_relative_to_the_cwd(
     assert order == sorted(order)
 
 
-def test_action_of_prefers_the_advice_sentence() -> None:
-    assert action_of("x is wrong: it breaks. Add them to the optimizer.") == (
-        "Add them to the optimizer."
-    )
-    assert (
-        action_of(
-            "targets range over 1..4 (valid 0..3). The labels look 1-based: subtract 1 from them. "
-            "On CUDA this is an assert."
-        )
-        == "The labels look 1-based: subtract 1 from them."
-    )
-    assert action_of("the model did not fit (ratio 1; need 0.1). A bug; see others.") == (
-        "The model did not fit (ratio 1; need 0.1)."
-    )
-
-
 def test_actions_are_deduplicated_and_fall_back_to_the_grads_findings(
     api: dict[str, Any],
 ) -> None:
@@ -422,8 +405,10 @@ def test_actions_are_deduplicated_and_fall_back_to_the_grads_findings(
     )
     assert [a for a, _ in actions(result)] == ["Check the loss."]
     found = [a for a, _ in actions(api["grads"])]  # the explicit API: findings, no diagnostics
-    assert any("never got a gradient" in a for a in found)
-    assert not any("frozen" in a for a in found)  # info only
+    # each finding's own advice field, not a sentence recovered from its message
+    assert found == [GRAD_ADVICE["never_gradient"], GRAD_ADVICE["not_in_optimizer"]]
+    kinds = {f["kind"]: f for f in api["grads"]["payload"]["findings"]}
+    assert kinds["frozen"]["advice"] is None  # info only: no action
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,6 +37,9 @@ class CheckSpec:
     doc: str
     #: verdict -> outcome
     verdicts: dict[str, Outcome] = field(default_factory=dict)
+    #: whether a script's `torchlint_setup()` can give it the model, data, loss and optimizer
+    #: (the others follow the script's own loop only)
+    accepts_setup: bool = False
 
 
 CHECKS: dict[str, CheckSpec] = {
@@ -56,6 +59,7 @@ CHECKS: dict[str, CheckSpec] = {
                 "inconclusive": "inconclusive",
                 "not_applicable": "not_applicable",
             },
+            accepts_setup=True,
         ),
         CheckSpec(
             "grads",
@@ -70,6 +74,7 @@ CHECKS: dict[str, CheckSpec] = {
                 "inconclusive": "inconclusive",
                 "not_applicable": "not_applicable",
             },
+            accepts_setup=True,
         ),
         CheckSpec(
             "profile",
@@ -183,7 +188,8 @@ OPTIONS: tuple[RunOption, ...] = (
     ),
     RunOption(
         "--warmup",
-        "profile: steps discarded before measuring (default: 5)",
+        "profile: steps discarded before measuring (default: 5; at least 1, since a step is "
+        "timed from the end of the one before)",
         ("profile",),
         "warmup",
         {"type": int, "default": None, "metavar": "N"},

@@ -284,17 +284,37 @@ class ParamGrad:
         }
 
 
+#: what to do about each kind of `grad_scan` finding (none for `frozen`: information only)
+GRAD_ADVICE = {
+    "never_gradient": "Connect them to the loss, or remove them.",
+    "zero_gradient": "Look for dead units (ReLUs that never fire) or a path multiplied by zero.",
+    "nonfinite_gradient": "Lower the learning rate, clip the gradients, or make the failing "
+    "operation safe (a sqrt, log or division at 0).",
+    "not_in_optimizer": "Add them to the optimizer: build it from the model's parameters().",
+    "optimizer_params_not_in_model": "Build the optimizer from the model's own parameters.",
+    "loss_not_differentiable": "Compute the loss from the model's output without .detach(), "
+    ".item(), .data or torch.no_grad().",
+    "vanishing": "Check the initialisation, normalisation layers and residual connections.",
+    "exploding": "Clip the gradients (torch.nn.utils.clip_grad_norm_) or lower the learning rate.",
+}
+
+
 @dataclass
 class GradFinding:
     """One finding of `grad_scan`: `kind` is never_gradient, zero_gradient, nonfinite_gradient,
     frozen, not_in_optimizer, optimizer_params_not_in_model, loss_not_differentiable, vanishing
-    or exploding."""
+    or exploding; its `advice` is the kind's (GRAD_ADVICE)."""
 
     kind: str
     severity: Severity
     message: str
     params: list[str] = field(default_factory=list)
     step: int | None = None
+    advice: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.advice is None:
+            self.advice = GRAD_ADVICE.get(self.kind)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -303,6 +323,7 @@ class GradFinding:
             "message": self.message,
             "params": list(self.params),
             "step": self.step,
+            "advice": self.advice,
         }
 
 
@@ -636,6 +657,7 @@ class GradFindingModel:
     message: str
     params: list[str]
     step: int | None
+    advice: str | None = None
 
 
 @dataclass

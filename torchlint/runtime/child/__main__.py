@@ -189,7 +189,7 @@ def _run(args: argparse.Namespace, events: Events) -> None:
         events({"event": "result", "envelope": result})
         return
 
-    if args.check in ("overfit", "grads") and defines_setup(script):
+    if CHECKS[args.check].accepts_setup and defines_setup(script):
         # the factory gives a model, a loader and a loss: enough for these two; profile, fit
         # and lr-find are about the script's own loop, so they run it
         from torchlint.runtime.child.setup_factory import run_setup

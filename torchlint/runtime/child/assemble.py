@@ -48,6 +48,12 @@ SETUP_ADVICE = (
     "loss_fn=..., optimizer=...) (and batch_fn=... for dict batches), and run again; or call "
     "torchlint.runtime.overfit_one_batch(...) / grad_scan(...) from your own tests."
 )
+#: for the checks that follow the script's own loop only (no torchlint_setup())
+OWN_LOOP_ADVICE = (
+    "{check} follows the script's own training loop, so the script must train when run on its "
+    "own: a backward, then a torch.optim optimizer's step{loader}. `torchlint run overfit` and "
+    "`grads` also accept a `torchlint_setup()` in the script."
+)
 
 
 @dataclass
@@ -428,7 +434,11 @@ def build_envelope(
     else:
         missing = gaps or ["no optimizer step completed"]
         frameworks = frameworks_in_use()
-        advice = SETUP_ADVICE
+        if CHECKS[check].accepts_setup:
+            advice = SETUP_ADVICE
+        else:
+            loader = ", over batches of a torch.utils.data.DataLoader" if check == "fit" else ""
+            advice = OWN_LOOP_ADVICE.format(check=check, loader=loader)
         if frameworks:
             advice = "; ".join(frameworks) + ". " + advice
         summary = f"{check}: could not capture the training step: " + "; ".join(missing)

@@ -37,16 +37,6 @@ GRAD_CODES = {
 #: the codes the scan itself reports (the others make the verdict `problems` too)
 SCAN_CODES = frozenset(GRAD_CODES.values()) | {"TLR204", "TLR205"}
 
-_ADVICE = {
-    "never_gradient": "Connect them to the loss, or remove them.",
-    "zero_gradient": "Look for dead units (ReLUs that never fire) or a path multiplied by zero.",
-    "nonfinite_gradient": "Lower the learning rate, clip the gradients, or make the failing "
-    "operation safe (a sqrt, log or division at 0).",
-    "vanishing": "Check the initialisation, normalisation layers and residual connections.",
-    "exploding": "Clip the gradients (torch.nn.utils.clip_grad_norm_) or lower the learning rate.",
-    "optimizer_params_not_in_model": "Build the optimizer from the model's own parameters.",
-}
-
 
 class GradsPlugin(RunPlugin):
     check = "grads"
@@ -192,7 +182,7 @@ class GradsPlugin(RunPlugin):
             code = GRAD_CODES.get(finding.kind)
             if code is None:
                 continue
-            advice = _ADVICE.get(finding.kind, "")
+            advice = finding.advice or ""
             if finding.kind == "optimizer_params_not_in_model":
                 owner = capture.primary or (capture.optimizers[0] if capture.optimizers else None)
                 site = owner.site if owner is not None else None

@@ -378,8 +378,14 @@ class OverfitPlugin(RunPlugin):
             p for root in capture.roots for p in root.module.parameters() if not p.requires_grad
         ]
         if ratio is None or ratio >= BARELY_MOVED or (frozen and self.stop == "plateau"):
+            start = judged[0] if judged else None
+            below = (
+                f" below a uniform prediction's ({_g(reference)}, log of the classes)"
+                if reference is not None and start is not None and reference < start
+                else ""
+            )
             cause = (
-                f"the {what} did not fall: {_g(judged[0])} -> {_g(final)} in {steps} steps"
+                f"the {what} did not fall{below}: {_g(start)} -> {_g(final)} in {steps} steps"
                 if ratio is None or ratio >= BARELY_MOVED
                 else f"the {what} stopped improving at {_g(ratio)} of its start with "
                 f"{len(frozen)} frozen parameter tensor(s)"

@@ -86,7 +86,9 @@ class ProfilePlugin(RunPlugin):
     def __init__(self, capture: Any, options: dict[str, Any]) -> None:
         super().__init__(capture, options)
         self.measured = max(1, int(capture.target_steps))
-        self.warmup = int(options.get("warmup", DEFAULT_WARMUP))
+        # at least one: a step is timed from the end of the one before it, so the first step
+        # of the script cannot be measured
+        self.warmup = max(1, int(options.get("warmup", DEFAULT_WARMUP)))
         self.trace_path: str | None = options.get("trace")
         self.limit: int | None = options.get("limit_batches")
         self.sync_mode = str(options.get("sync", "auto"))
@@ -366,7 +368,8 @@ class ProfilePlugin(RunPlugin):
             ran = primary.steps if primary is not None else 0
             reason = (
                 f"no step was measured: the script stopped after {ran} step(s), within the "
-                f"{self.warmup} warm-up steps; a longer run, or --warmup 0, would decide"
+                f"{self.warmup} warm-up step(s); a longer run, or a smaller --warmup (1 at least), "
+                "would decide"
             )
             return PluginResult(
                 "inconclusive", f"profile inconclusive: {reason}", payload, findings, reason

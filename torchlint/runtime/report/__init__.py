@@ -101,15 +101,7 @@ _STATUS_TEXT = {
 }
 _ROW_STYLES = {"nonfinite": "red", "none": "red", "not_in_optimizer": "red", "zero": "yellow"}
 
-#: first words of a sentence (or of a clause after ':' or ';') that make it advice
-_IMPERATIVE_WORDS = (
-    "add avoid call change check clip compute define detach drop ensure fix give increase "
-    "initialise initialize look lower make move pass put raise reduce remove replace return "
-    "run set subtract try use wrap"
-)
-_IMPERATIVES = frozenset(_IMPERATIVE_WORDS.split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
-_CLAUSE_START = re.compile(r"[:;]\s+")
 
 _PASS_NOTE = (
     "Passing shows that the model, the loss, the optimizer and the loop can memorise one "
@@ -954,14 +946,6 @@ def _render_diagnostics(envelope: Mapping[str, Any], console: Console, glyphs: G
         )
 
 
-def action_of(message: str) -> str:
-    """The advice in a diagnostic's message: the first sentence that starts with an imperative
-    verb, or has a clause (after ':' or ';') that does, else the first sentence."""
-    sentences = _sentences(message)
-    chosen = next((s for s in sentences if _advises(s)), sentences[0] if sentences else message)
-    return chosen[:1].upper() + chosen[1:]
-
-
 def _sentences(message: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(message.strip()) if s.strip()]
 
@@ -971,14 +955,9 @@ def _first_sentence(message: str) -> str:
     return first[:1].upper() + first[1:]
 
 
-def _advises(sentence: str) -> bool:
-    starts = [0, *(match.end() for match in _CLAUSE_START.finditer(sentence))]
-    return any(sentence[i:].split(" ", 1)[0].strip("`(").lower() in _IMPERATIVES for i in starts)
-
-
 def actions(envelope: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(advice, where it comes from) for each error and warning, first occurrence only: each
-    finding's `advice` field (the explicit API's grads findings carry none: their message)."""
+    finding's `advice` field (the explicit API's: its grads findings' `advice`)."""
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
     diagnostics = _diagnostics(envelope)
@@ -991,22 +970,12 @@ def actions(envelope: Mapping[str, Any]) -> list[tuple[str, str]]:
                 seen.add(advice)
                 found.append((advice, _diagnostic_ref(d)))
         return found
-    sources = [
-        (str(d.get("message", "")), str(d.get("severity")), _diagnostic_ref(d)) for d in diagnostics
-    ]
-    if not sources:  # the explicit API: no diagnostics, only the grads' findings
-        sources = [
-            (str(f.get("message", "")), str(f.get("severity")), "")
-            for f in _list(_dict(envelope.get("payload")).get("findings"))
-            if isinstance(f, dict)
-        ]
-    for message, severity, ref in sources:
-        if severity not in ("error", "warning") or not message:
-            continue
-        action = action_of(message)
-        if action not in seen:
-            seen.add(action)
-            found.append((action, ref))
+    for f in _list(_dict(envelope.get("payload")).get("findings")):  # the explicit API's scan
+        advice = _text(f.get("advice")) if isinstance(f, dict) else None
+        serious = isinstance(f, dict) and str(f.get("severity")) in ("error", "warning")
+        if advice is not None and serious and advice not in seen:
+            seen.add(advice)
+            found.append((advice, ""))
     return found
 
 
