@@ -65,3 +65,5 @@ def test_correct_uses_find_nothing(variant: str) -> None:
     result = run("amp_correct", variant)
     assert result["status"] == "completed", result["summary"]
     assert not AMP_CODES & set(codes(result)), result["diagnostics"]
+    # a scaler built with enabled=False scales nothing: no GradScaler in the environment
+    assert result["environment"]["grad_scaler"] is (variant != "disabled")

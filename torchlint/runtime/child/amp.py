@@ -145,7 +145,7 @@ class AmpWatch:
             tensor = tensors[0] if isinstance(tensors[0], torch.Tensor) else None
         if tensor is None or tensor.grad_fn is None:
             return
-        site = user_caller(self.finder, caller)
+        site = user_caller(self.finder, caller, through_torchlint=True)
         if site is None:
             return
         scaled = self._is_scaled(tensor)
@@ -190,7 +190,7 @@ class AmpWatch:
     def _on_step_pre(self, optimizer: Any, args: Any, kwargs: Any) -> None:
         if self._in_scaler_step or not any(call.scaled for call in self.window):
             return
-        site = user_caller(self.finder, sys._getframe(1))
+        site = user_caller(self.finder, sys._getframe(1), through_torchlint=True)
         if site is None:
             return
         self._once(
@@ -233,7 +233,7 @@ class AmpWatch:
         tensors: Iterable[Any] = [params] if isinstance(params, torch.Tensor) else params
         if not any(isinstance(p, torch.Tensor) and p.grad is not None for p in tensors):
             return
-        site = user_caller(self.finder, caller)
+        site = user_caller(self.finder, caller, through_torchlint=True)
         if site is None:
             return
         self._once(

@@ -232,7 +232,11 @@ class Capture:
 
             def scale(scaler: Any, outputs: Any) -> Any:
                 scaled = original_scale(scaler, outputs)
-                if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
+                if (
+                    isinstance(outputs, torch.Tensor)
+                    and isinstance(scaled, torch.Tensor)
+                    and scaler.is_enabled()  # GradScaler(enabled=False) scales nothing
+                ):
                     capture.grad_scaler_used = True
                     if scaled is not outputs:
                         capture.remember_unscaled(scaled, outputs)

@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-from torchlint.runtime.child.callers import user_caller
+from torchlint.runtime.child.callers import TORCHLINT, user_caller
 from torchlint.runtime.sites import Site, SiteFinder
 
 #: Tensor methods that read a tensor on the host (a synchronisation when it is on a device)
@@ -159,8 +159,8 @@ class SyncCounter:
 
     def note(self, kind: str, caller: Any, ms: float | None = None) -> None:
         filename = caller.f_code.co_filename
-        if not self.finder.is_user_file(filename):
-            return
+        if filename.startswith(TORCHLINT) or not self.finder.is_user_file(filename):
+            return  # a library's or torchlint's own read
         self._add(Site(filename, caller.f_lineno, caller.f_code.co_name), kind, ms)
 
     def _add(self, site: Site, kind: str, ms: float | None) -> None:
