@@ -2,14 +2,17 @@
 torchlint before and after a change, the outcome of every (script, check) pair against the one
 the manifest expects, each planted bug, and the overhead ratios.
 
-    python benchmarks/real_scripts/table.py BEFORE.json AFTER.json > RESULTS.md
+    python benchmarks/real_scripts/table.py BEFORE.json AFTER.json [AFTER2.json ...] > RESULTS.md
 
-Each row's outcome is judged against the manifest's expectation as committed now.
+Each row's outcome is judged against the manifest's expectation as committed now. Several
+*after* files (runs of `--scripts` subsets, done side by side) are merged: a later file's row of
+a (script, check), planted bug or script's timing replaces an earlier one's.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,9 +25,26 @@ def _mark(row: dict[str, Any] | None) -> str:
     return f"{shown} {'✓' if row['right'] else '✗'}"
 
 
+def _caught(bug: dict[str, Any] | None) -> str:
+    if bug is None:
+        return "not run"
+    return "caught" if bug["caught"] else f"missed: {bug['why']}"
+
+
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    bugs: dict[str, dict[str, Any]] = {}
+    timing: dict[str, Any] = {}
+    for run in runs:
+        rows.update({(r["script"], r["check"]): r for r in run["rows"]})
+        bugs.update({b["bug"]: b for b in run.get("planted", [])})
+        timing.update(run.get("timing", {}))
+    return {"rows": list(rows.values()), "planted": list(bugs.values()), "timing": timing}
+
+
 def main() -> None:
     before = json.loads(Path(sys.argv[1]).read_text())
-    after = json.loads(Path(sys.argv[2]).read_text())
+    after = merged([json.loads(Path(name).read_text()) for name in sys.argv[2:]])
     manifest = json.loads((Path(__file__).parent / "manifest.json").read_text())
     expected = {
         (e["name"], check): e["expected"][check][0]
@@ -59,6 +79,11 @@ def main() -> None:
         lines.append("")
         lines.append(
             f"**{name}**: {right} of {len(rows)} verdicts right ({100 * right / len(rows):.0f}%)"
+            + (
+                f"; {len(expected) - len(rows)} pair(s) not run"
+                if len(rows) < len(expected)
+                else ""
+            )
         )
     lines += [
         "",
@@ -68,12 +93,13 @@ def main() -> None:
         "|---|---|---|---|---|",
     ]
     old_bugs = {b["bug"]: b for b in before.get("planted", [])}
-    for bug in after.get("planted", []):
-        was = old_bugs.get(bug["bug"])
+    new_bugs = {b["bug"]: b for b in after.get("planted", [])}
+    planted = json.loads((Path(__file__).parent / "planted.json").read_text())["bugs"]
+    for plant in planted:
+        was, now = old_bugs.get(plant["name"]), new_bugs.get(plant["name"])
         lines.append(
-            f"| {bug['bug']} | {bug['script']} | {bug['check']} | "
-            f"{'caught' if was and was['caught'] else 'missed'} | "
-            f"{'caught' if bug['caught'] else 'missed: ' + bug['why']} |"
+            f"| {plant['name']} | {plant['script']} | {plant['check']} | "
+            f"{_caught(was)} | {_caught(now)} |"
         )
     for name, bugs in (("before", before.get("planted", [])), ("after", after.get("planted", []))):
         caught = sum(b["caught"] for b in bugs)
@@ -97,6 +123,15 @@ def main() -> None:
         lines.append(
             f"| {script} | {plain if plain is not None else '-'} | " + " | ".join(cells) + " |"
         )
+    medians = []
+    for check in manifest["checks"]:
+        ratios = [
+            t["ratios"][check]
+            for t in after.get("timing", {}).values()
+            if check in t.get("ratios", {})
+        ]
+        medians.append(f"{statistics.median(ratios):.2f}x" if ratios else "-")
+    lines.append("| **median** | | " + " | ".join(medians) + " |")
     touched = sum(1 for r in after["rows"] + after.get("planted", []) if any(r["touched"].values()))
     lines += ["", f"Runs that changed a file of the workspace (after): {touched}."]
     print("\n".join(lines))

@@ -77,3 +77,19 @@ def test_accelerate_and_fabric_are_followed_zero_config() -> None:
         backward = result["captured"]["backward"]["site"]
         assert backward["line"] == line_of(script, "backward")  # through the wrapper, at the call
         assert codes(result) == {}
+
+
+def test_lr_find_sweeps_a_lightning_trainer_whose_steps_take_a_closure() -> None:
+    # Lightning hands every optimizer.step a closure that runs the training step once: that is
+    # no line search, and the sweep applies
+    result = launch("lightning_loop", check="lr-find", steps=60)
+    assert result["status"] == "completed", result["summary"]
+    assert result["outcome"] != "not_applicable", result["reason"]
+    assert result["payload"]["steps_run"] >= 10
+
+
+def test_lr_find_does_not_sweep_an_lbfgs_line_search() -> None:
+    # the near miss: LBFGS evaluates its closure many times per step
+    result = launch("lbfgs", check="lr-find", steps=20)
+    assert (result["status"], result["outcome"]) == ("completed", "not_applicable")
+    assert "a line search" in result["reason"] and "evaluated the loss" in result["reason"]

@@ -155,6 +155,7 @@ def test_setup_factory_runs_instead_of_the_script() -> None:
         ("detached", "TLR106", "backward"),
         ("detached_plain", "TLR103", "backward"),
         ("no_zero_grad", "TLR107", "step"),
+        ("no_zero_grad_clipped", "TLR107", "step"),
     ],
 )
 def test_overfit_fails_and_names_the_cause(script: str, code: str, marker: str) -> None:
@@ -164,6 +165,13 @@ def test_overfit_fails_and_names_the_cause(script: str, code: str, marker: str) 
     found = codes(result)
     assert found[code]["severity"] == "error"
     at(found[code], script, marker)
+
+
+def test_clipped_gradients_that_are_cleared_are_not_accumulation() -> None:
+    # the near miss of no_zero_grad_clipped: the same clipping, with zero_grad()
+    result = launch("no_zero_grad_clipped", steps=20, args=["--zero-grad"])
+    assert result["status"] == "completed", result["summary"]
+    assert "TLR107" not in codes(result)
 
 
 def test_frozen_backbone_fails_and_points_at_the_backbone() -> None:

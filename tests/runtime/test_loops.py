@@ -111,6 +111,36 @@ def test_a_gan_is_not_applicable_and_each_model_has_its_own_curve() -> None:
     assert curves[generator]["loss_curve"] != curves[discriminator]["loss_curve"]
 
 
+def test_a_generator_that_has_not_stepped_yet_is_no_finding() -> None:
+    # grads: five steps of the discriminator; the generator's optimizer has not stepped yet
+    result = launch("gan_discriminator_first", check="grads", steps=5)
+    assert outcome(result)[:2] == ("completed", "pass"), result["summary"]
+    rows = {p["name"]: p for p in result["payload"]["params"]}
+    # two Sequential roots, told apart; the generator's rows point at the generator's line
+    generator = [row for name, row in rows.items() if name.startswith("Sequential[1].")]
+    assert len(generator) == 4 and len(rows) == 8
+    assert {row["status"] for row in generator} == {"not_scanned"}
+    assert {row["site"]["line"] for row in generator} == {
+        line_of("gan_discriminator_first", "generator")
+    }
+    assert "none" not in {row["status"] for row in rows.values()}
+    assert "TLR201" not in codes(result)
+    # fit stops at the first backward, before the generator ran: no optimizer is "over another
+    # model" for that
+    fit = launch("gan_discriminator_first", check="fit", epochs=1, limit_batches=2)
+    assert outcome(fit)[:2] == ("completed", "not_applicable"), fit["summary"]
+    assert "TLR105" not in codes(fit)
+
+
+def test_a_generator_that_steps_is_scanned() -> None:
+    # the near miss: a scan of the discriminator's first twelve steps reaches the generator's
+    # first two, and its gradients are read there
+    result = launch("gan_discriminator_first", check="grads", steps=12)
+    assert outcome(result)[:2] == ("completed", "pass"), result["summary"]
+    generator = [p for p in result["payload"]["params"] if p["name"].startswith("Sequential[1].")]
+    assert {row["status"] for row in generator} == {"ok"}
+
+
 def test_a_loss_not_bounded_below_is_not_applicable() -> None:
     result = launch("unbounded", steps=200)
     assert outcome(result) == ("completed", "not_applicable", "not_applicable")
@@ -171,6 +201,21 @@ def test_a_falling_loss_at_a_low_batch_accuracy_never_passes() -> None:
     assert payload["final_accuracy"] <= 0.875 and payload["accuracy_needed"] == 0.9
     assert "batch accuracy 0.8" in result["reason"]
     at(codes(result)["TLR110"], "conflicting_labels", "loss")
+
+
+def test_a_time_budget_spent_in_a_few_slow_steps_is_inconclusive_not_a_failure() -> None:
+    result = launch("slow_steps", time_budget=3)
+    assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
+    assert result["payload"]["stop"] == "time_budget"
+    assert result["payload"]["steps_run"] < 100
+    assert "too few to judge; --time-budget" in result["reason"]
+    assert not any(d["severity"] == "error" for d in result["diagnostics"])
+
+
+def test_slow_steps_that_change_nothing_still_fail() -> None:
+    result = launch("slow_steps", time_budget=3, args=["--lr", "0"])
+    assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
+    at(codes(result)["TLR104"], "slow_steps", "optimizer")
 
 
 def test_a_confidently_wrong_start_is_judged_from_a_uniform_prediction() -> None:

@@ -646,7 +646,7 @@ class ParamRow:
     grad_norm: list[float | None]
     weight_norm: float | None
     ratio: float | None
-    status: Literal["ok", "none", "zero", "nonfinite", "frozen", "not_in_optimizer"]
+    status: Literal["ok", "none", "zero", "nonfinite", "frozen", "not_in_optimizer", "not_scanned"]
     site: SiteModel | None
 
 

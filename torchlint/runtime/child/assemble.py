@@ -14,7 +14,13 @@ from torch import nn
 
 from torchlint.runtime.checks import CHECKS, STOPPED_VERDICT, outcome_of
 from torchlint.runtime.child.capture import Capture
-from torchlint.runtime.child.captured import Finding, LoaderInfo, learning_rates, loader_settings
+from torchlint.runtime.child.captured import (
+    Finding,
+    LoaderInfo,
+    learning_rates,
+    loader_settings,
+    root_names,
+)
 from torchlint.runtime.results import Environment, envelope, error_info, finite_or_none, plain_text
 from torchlint.runtime.sites import Site
 
@@ -96,7 +102,8 @@ def param_site(capture: Capture, name: str) -> Site | None:
     root = roots[0].module
     if len(roots) > 1:
         head, _, name = name.partition(".")
-        root = next((r.module for r in roots if type(r.module).__name__ == head), root)
+        named = zip(roots, root_names(roots), strict=True)
+        root = next((r.module for r, root_name in named if root_name == head), root)
     path, _, leaf = name.rpartition(".")
     chain: list[nn.Module] = [root]
     module = root
@@ -225,7 +232,9 @@ def coverage_findings(capture: Capture) -> list[Finding]:
             continue
         ids = {id(p) for p in info.parameters()}
         optimized |= ids
-        if model_params and ids and not ids & model_params.keys():
+        # only an optimizer that stepped: a GAN's generator may not have run yet when a check
+        # stops at the first backward of its discriminator
+        if info.steps and model_params and ids and not ids & model_params.keys():
             models = ", ".join(type(r.module).__name__ for r in capture.roots)
             findings.append(
                 Finding(

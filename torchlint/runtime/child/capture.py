@@ -930,12 +930,23 @@ class AccumulationProbe:
         self.incoming: torch.Tensor | None = None
         self.accumulated = 0
         self.cleared = 0
+        self.accumulated_handle: Any = None
+        self.after_backward: torch.Tensor | None = None
 
     def attach(self, param: nn.Parameter | None) -> None:
         if param is None or param.grad is None:
             return
         self.param = param
         self.handle = param.register_hook(self._on_gradient)  # type: ignore[no-untyped-call]
+        # the gradient as the backward left it, before anything rescales it in place before the
+        # step (clip_grad_norm_, a GradScaler's unscale_)
+        self.accumulated_handle = param.register_post_accumulate_grad_hook(  # type: ignore[no-untyped-call]
+            self._on_accumulated
+        )
+
+    def _on_accumulated(self, param: torch.Tensor) -> None:
+        grad = param.grad
+        self.after_backward = grad.detach().clone() if grad is not None else None
 
     def _on_gradient(self, grad: torch.Tensor) -> None:
         contribution = grad.detach()
@@ -959,7 +970,8 @@ class AccumulationProbe:
         if param is None or previous is None or incoming is None or param.grad is None:
             return
         with torch.no_grad():
-            grad = param.grad.detach()
+            grad = self.after_backward if self.after_backward is not None else param.grad.detach()
+            self.after_backward = None
             if not bool(previous.abs().sum() > 0):
                 return  # a zero gradient cannot tell the two cases apart
             summed = torch.allclose(grad, previous + incoming, rtol=1e-4, atol=1e-7)
@@ -974,7 +986,9 @@ class AccumulationProbe:
     def detach(self) -> None:
         if self.handle is not None:
             self.handle.remove()
-        self.handle = None
+        if self.accumulated_handle is not None:
+            self.accumulated_handle.remove()
+        self.handle = self.accumulated_handle = None
         self.param = None
 
 

@@ -70,6 +70,20 @@ class RootInfo:
     forwards: int = 0
 
 
+def root_names(roots: list[RootInfo]) -> list[str]:
+    """What each root model is called in a list of parameters of several: its class name, with
+    its position among the roots of that class when two share it (a generator and a
+    discriminator that are both `Sequential`)."""
+    classes = [type(r.module).__name__ for r in roots]
+    seen: dict[str, int] = {}
+    names = []
+    for cls in classes:
+        index = seen.get(cls, 0)
+        seen[cls] = index + 1
+        names.append(f"{cls}[{index}]" if classes.count(cls) > 1 else cls)
+    return names
+
+
 @dataclass(eq=False)
 class OptimizerInfo:
     """A torch.optim optimizer of the script, or (with `manual` set) the script's own update of

@@ -481,6 +481,11 @@ def summarise_grads(
         )
     ratio_list: list[float] = mean_ratio.tolist()
     mean_grad_list: list[float] = mean_grad.tolist()
+    # a parameter whose optimizer did not step within the scan (a GAN's generator while its
+    # discriminator takes its first steps) was never looked at: no finding either way
+    scanned: list[bool] = (
+        (~torch.isnan(weights)).any(dim=0).tolist() if len(weight_rows) else [False] * count
+    )
 
     findings: list[GradFinding] = []
     rows: list[ParamGrad] = []
@@ -500,6 +505,8 @@ def summarise_grads(
         if not param.requires_grad:
             status = "frozen"
             frozen.append(name)
+        elif not had and not scanned[j] and id(param) in optimizer_ids:
+            status = "not_scanned"
         elif not had:
             status = "none"
             never.append(name)

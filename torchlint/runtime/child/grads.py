@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from torchlint.runtime.child.captured import Finding, OptimizerInfo
+from torchlint.runtime.child.captured import Finding, OptimizerInfo, root_names
 from torchlint.runtime.child.core import foreach_norms, summarise_grads
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 
@@ -83,8 +83,8 @@ class GradsPlugin(RunPlugin):
         capture = self.capture
         seen: set[int] = set()
         many = len(capture.roots) > 1
-        for root in capture.roots:
-            prefix = f"{type(root.module).__name__}." if many else ""
+        for root, root_name in zip(capture.roots, root_names(capture.roots), strict=True):
+            prefix = f"{root_name}." if many else ""
             for name, param in root.module.named_parameters():
                 if id(param) in seen:
                     continue

@@ -17,7 +17,8 @@ own lr, compared with it, is the one it was configured with (the optimizer's con
 scheduler's `initial_lr` or `max_lr`) or the highest it set during the sweep, not the first
 value of a warm-up.
 
-It does not apply to an update by hand (no optimizer lr), an LBFGS closure, adversarial
+It does not apply to an update by hand (no optimizer lr), a closure that evaluates the loss
+more than once per step (LBFGS's line search; a Lightning Trainer's closure is one), adversarial
 optimizers or reinforcement learning, whose losses do not measure progress; it says so at once.
 """
 
@@ -229,6 +230,7 @@ class LrFindPlugin(RunPlugin):
         # Capture calls this before it replaces `target_steps` with `total_steps()`: it still
         # holds the requested number of steps
         self.steps = max(1, int(capture.target_steps))
+        self._backwards_before_step = 0
         self.lr_min = _option(options, "lr_min", DEFAULT_LR_MIN)
         self.lr_max = _option(options, "lr_max", DEFAULT_LR_MAX)
         if not (math.isfinite(self.lr_min) and self.lr_min > 0):
@@ -292,13 +294,8 @@ class LrFindPlugin(RunPlugin):
             self._loss = loss.detach().float().mean() if loss.numel() else None
 
     def on_step_start(self, optimizer: OptimizerInfo) -> None:
-        if optimizer.closure and optimizer is self.capture.primary:
-            self.not_applicable(
-                f"{optimizer.name} steps with a closure that evaluates the loss many times per "
-                "step (a line search), so a per-step sweep of its lr does not measure what one "
-                "learning rate does",
-                optimizer.site,
-            )
+        if optimizer is self.capture.primary:
+            self._backwards_before_step = self.capture.backward_calls
         if optimizer is not self.capture.primary or not self._sweeping(optimizer.steps):
             return
         groups = optimizer.optimizer.param_groups
@@ -333,6 +330,15 @@ class LrFindPlugin(RunPlugin):
             )
         if optimizer is not capture.primary:
             return
+        evaluations = capture.backward_calls - self._backwards_before_step
+        if optimizer.closure and evaluations > 1:
+            # LBFGS; a Lightning Trainer's closure evaluates the loss once, like a plain step
+            self.not_applicable(
+                f"{optimizer.name} steps with a closure that evaluated the loss {evaluations} "
+                "times in one step (a line search), so a per-step sweep of its lr does not "
+                "measure what one learning rate does",
+                optimizer.site,
+            )
         step = optimizer.steps - 1
         if not self._saved:
             return

@@ -85,6 +85,7 @@ class OverfitPlugin(RunPlugin):
         self.time_budget = float(budget) if isinstance(budget, (int, float)) else None
         self.timeout = float(limit) if isinstance(limit, (int, float)) else None
         self._deadline: float | None = None
+        self._budget_seconds = DEFAULT_TIME_BUDGET
         #: the functional losses computed with gradients since the last backward, and those of
         #: each backward since the last step of the primary optimizer
         self._pending: list[LossValue] = []
@@ -114,6 +115,7 @@ class OverfitPlugin(RunPlugin):
         if self.timeout is not None:
             budget = min(budget, max(5.0, 0.75 * (self.timeout - spent)))
         self._deadline = time.monotonic() + budget
+        self._budget_seconds = budget
 
     def on_loss(self, value: LossValue) -> None:
         if value.grad_enabled and self.stop is None:
@@ -373,6 +375,17 @@ class OverfitPlugin(RunPlugin):
                 f"the script ended after {steps} step(s), before the loss converged or "
                 f"stopped improving ({what} at {_g(ratio)} of its start); let it run longer "
                 "(its own epochs or iterations) to decide"
+            )
+        values = [v for v in judged if v is not None]
+        moved = bool(values) and max(values) > min(values)
+        if self.stop == "time_budget" and steps < PLATEAU_MIN_STEPS and moved:
+            # slow steps (a large model, a busy machine): too few to tell a loss that does not
+            # fall from one that has not started to
+            seconds = self._budget_seconds * PLATEAU_MIN_STEPS / max(1, steps)
+            return "inconclusive", (
+                f"the time budget ran out after {steps} step(s) ({what} at {_g(ratio)} of its "
+                f"start), too few to judge; --time-budget {math.ceil(seconds)} (about "
+                f"{PLATEAU_MIN_STEPS} steps) would decide"
             )
         frozen = [
             p for root in capture.roots for p in root.module.parameters() if not p.requires_grad

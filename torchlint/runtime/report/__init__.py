@@ -90,13 +90,22 @@ _STATUSES: dict[str, tuple[str, str]] = {
 _SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
 #: the gradient table's order: the worst status first
-_STATUS_ORDER = {"nonfinite": 0, "none": 1, "not_in_optimizer": 2, "zero": 3, "frozen": 4, "ok": 5}
+_STATUS_ORDER = {
+    "nonfinite": 0,
+    "none": 1,
+    "not_in_optimizer": 2,
+    "zero": 3,
+    "frozen": 4,
+    "not_scanned": 5,
+    "ok": 6,
+}
 _STATUS_TEXT = {
     "nonfinite": ("non-finite", "red"),
     "none": ("no gradient", "red"),
     "not_in_optimizer": ("no optimizer", "red"),
     "zero": ("zero gradient", "yellow"),
     "frozen": ("frozen", "dim"),
+    "not_scanned": ("its optimizer did not step", "dim"),
     "ok": ("ok", "green"),
 }
 _ROW_STYLES = {"nonfinite": "red", "none": "red", "not_in_optimizer": "red", "zero": "yellow"}
