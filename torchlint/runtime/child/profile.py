@@ -219,8 +219,8 @@ class ProfilePlugin(RunPlugin):
         if following == self.warmup:
             self._choose_clock()
         if self.warmup <= following < self.warmup + self.measured:
+            self._patch_syncs()  # before the step's first mark: its own cost is not timed
             self.marks = [_Mark("step_boundary", self._stamp())]
-            self._patch_syncs()
         self._trace(following)
 
     # ------------------------------------------------------------------------------------------
