@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test lint format bench clean neovim extension e2e
+.PHONY: demo test test-gpu lint format bench clean neovim extension e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,15 @@ demo: $(VENV)/.installed-runtime
 
 test: $(VENV)/.installed-dev neovim extension e2e
 	$(BIN)/python -m pytest -n auto -q
+
+# The CUDA suite (tests/gpu), on a machine with a GPU; never part of `make test`. It needs a
+# Python whose torch sees CUDA (GPU_PYTHON, default python3: the CPU build of .venv cannot), with
+# libcst (the static findings a run confirms); torchlint itself is imported from this tree.
+# TORCHLINT_GPU_FIGURES names a JSON file for the figures it measured (benchmarks/README.md).
+GPU_PYTHON ?= python3
+test-gpu:
+	TORCHLINT_GPU=1 PYTHONPATH=$(CURDIR) $(GPU_PYTHON) -m pytest tests/gpu -q \
+		--confcutdir=tests/gpu -p no:cacheprovider -o addopts="-ra --strict-markers"
 
 # The VS Code extension: install (from package-lock.json), typecheck, lint, unit tests (the
 # ones that start the real language server use this repository's Python), the universal .vsix

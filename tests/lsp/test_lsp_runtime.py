@@ -28,6 +28,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from workspace_guard import differences, make_workspace, snapshot
 
+from torchlint.lsp.confirmed import with_confirmations
 from torchlint.lsp.runtime_runs import (
     SOURCE,
     Finding,
@@ -555,3 +556,45 @@ async def test_a_runtime_finding_alone_has_a_hover_and_a_documentation_link(
     text = str(hover.contents)
     assert "TLR301" in text and "label-out-of-range" in text and "overfit" in text
     assert "target_max" in text  # what the run measured
+
+
+def test_a_runtime_finding_confirms_the_static_one_on_its_line() -> None:
+    def at(line: int, code: str, **kwargs: Any) -> types.Diagnostic:
+        where = types.Range(types.Position(line, 4), types.Position(line, 15))
+        return types.Diagnostic(range=where, message=f"{code} message", code=code, **kwargs)
+
+    item = at(30, "TL301", source="torchlint")
+    elsewhere = at(12, "TL301", source="torchlint")
+    other_rule = at(30, "TL401", source="torchlint")
+    measured = at(30, "TLR603", data={"evidence": {"per_step": 3.0, "ms_per_step": 2.104}})
+    confirmed = with_confirmations([item, elsewhere, other_rule], [measured])
+    assert confirmed[0].message == (
+        "TL301 message (confirmed by a run: 3 sync(s) per step, 2.10 ms)"
+    )
+    assert confirmed[1:] == [elsewhere, other_rule]  # another line, another rule
+    assert item.message == "TL301 message"  # the published static diagnostic is not changed
+    assert with_confirmations([item], []) == [item]
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_profile_confirms_the_static_sync_at_its_line(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_copy(client, folders["runs"], "profile_copies.py")
+    static = await doc.diagnostics()
+    line = marked_line(doc, "reported_sync")
+    assert [d.range.start.line for d in static if d.code == "TL301"] == [line]
+    count = len(doc.publications())
+    result = await execute(client, command(doc.uri, PROFILE, line=0))
+    assert result["check"] == "profile" and result["status"] == "completed"
+
+    def published() -> list[types.Diagnostic] | None:
+        newer = doc.publications()[count:]
+        return list(newer[-1].diagnostics) if newer else None
+
+    diagnostics = await wait_until(published, message="the runtime diagnostics")
+    (item,) = [d for d in diagnostics if d.code == "TL301"]
+    assert item.message.endswith("(confirmed by a run: 1 sync(s) per step)")
+    (runtime,) = [d for d in diagnostics if d.code == "TLR603"]
+    assert runtime.range.start.line == line
+    assert "confirms the static finding TL301" in runtime.message

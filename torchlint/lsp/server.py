@@ -73,6 +73,7 @@ from torchlint.lsp.commands import (
     debug_information,
     format_debug_information,
 )
+from torchlint.lsp.confirmed import with_confirmations
 from torchlint.lsp.convert import PositionMap, to_lsp_diagnostics
 from torchlint.lsp.documents import (
     DocumentState,
@@ -470,7 +471,10 @@ class TorchlintServer(LanguageServer):
     def shown(self, uri: str, static: list[types.Diagnostic]) -> list[types.Diagnostic]:
         """What a document shows: its lint's diagnostics with what the runtime checks found
         (a finding that confirms a static one folded into it, `torchlint.lsp.findings`)."""
-        return merge(static, self.runtime.diagnostics.for_uri(uri), uri)
+        runtime = self.runtime.diagnostics.for_uri(uri)
+        # A static finding a run measured (TL301 at a line the profile saw syncing) keeps
+        # its place and says what the run measured (`torchlint.lsp.confirmed`).
+        return merge(with_confirmations(static, runtime), runtime, uri)
 
     def schedule(self, uri: str, delay: float) -> None:
         """Lint `uri` after `delay` seconds, superseding every earlier request for it."""

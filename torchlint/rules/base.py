@@ -42,6 +42,9 @@ class Rule:
     # adds a name here, not a case to the walker.
     watches: ClassVar[frozenset[str]] = frozenset()
     watches_prefixes: ClassVar[tuple[str, ...]] = ()
+    # The runtime codes (`torchlint run`) whose finding at the same line confirms this one
+    # (torchlint.runtime.confirm).
+    confirmed_by: ClassVar[tuple[str, ...]] = ()
 
     def check(self, ctx: RuleContext) -> None:
         raise NotImplementedError

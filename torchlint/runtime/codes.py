@@ -283,6 +283,31 @@ _TABLE: tuple[tuple[str, str, Severity, str, str, str], ...] = (
         "a validation forward records a graph",
         "the validation forward",
     ),
+    # mixed precision (child/amp.py), any check
+    (
+        "TLR306",
+        "amp-unscaled-backward",
+        "error",
+        "all",
+        "scaler.step() on gradients of a loss that was not scaled",
+        "the backward call",
+    ),
+    (
+        "TLR307",
+        "amp-step-bypasses-scaler",
+        "error",
+        "all",
+        "optimizer.step() directly on scaled gradients",
+        "the optimizer step",
+    ),
+    (
+        "TLR308",
+        "amp-clip-before-unscale",
+        "error",
+        "all",
+        "gradient clipping on scaled gradients, without scaler.unscale_",
+        "the clipping call",
+    ),
     # fit
     (
         "TLR401",
@@ -454,6 +479,22 @@ _TABLE: tuple[tuple[str, str, Severity, str, str, str], ...] = (
         "profile",
         "one rank is slower than the others",
         "the training DataLoader when the skew is in data_wait",
+    ),
+    (
+        "TLR607",
+        "non-blocking-from-pageable",
+        "warning",
+        "profile",
+        "non_blocking=True copies from memory that is not pinned",
+        "the copy",
+    ),
+    (
+        "TLR608",
+        "blocking-copy-from-pinned",
+        "info",
+        "profile",
+        "pinned tensors copied without non_blocking=True",
+        "the copy",
     ),
 )
 

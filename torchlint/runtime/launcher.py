@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from torchlint.runtime.checks import CHECK_ENVIRONMENT, CHECKS
+from torchlint.runtime.confirm import confirm_envelope
 from torchlint.runtime.results import envelope, error_info, plain_text
 from torchlint.runtime.sandbox.namespace import UNAVAILABLE_EXIT
 from torchlint.runtime.sandbox.scratch import RunFiles, protected_folders
@@ -290,6 +291,7 @@ def run_check(
     try:
         result = _run_in(request, files, cwd, started, on_event, cancel)
         files.deliver(result)
+        confirm_envelope(result)  # runtime findings on the line of a static one say so
         kept = request.keep_outputs
         if kept is not None:
             files.keep(kept, cwd)

@@ -738,6 +738,24 @@ class HostSync:
     function: str
     per_step: float | None
     kinds: dict[str, int]
+    #: the host's wait in the timed calls per step; None when only PyTorch's
+    #: `set_sync_debug_mode` reports saw them (not timed)
+    ms_per_step: float | None = None
+
+
+@dataclass
+class HostCopy:
+    """The copies from the host to a device at one line (`child/copies.py`)."""
+
+    filename: str
+    line: int
+    function: str
+    device: str
+    per_step: float
+    non_blocking: int
+    pinned: int
+    copies: int
+    mb_per_step: float
 
 
 @dataclass
@@ -764,6 +782,9 @@ class ProfilePayload:
     hints: list[Hint]
     trace: str | None
     trace_error: str | None
+    copies: list[HostCopy] = field(
+        default_factory=list, metadata=_doc("host-to-device copies per line")
+    )
     ranks: list[RankLine] | None = field(default=None, metadata=_TORCHRUN)
     distributed: dict[str, Any] | None = field(default=None, metadata=_TORCHRUN)
 

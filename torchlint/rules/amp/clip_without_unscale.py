@@ -9,6 +9,7 @@ from torchlint.rules.base import Rule, RuleContext
 
 class ClipWithoutUnscale(Rule):
     code = "TL203"
+    confirmed_by = ("TLR308",)  # a run measures it at the same line
     name = "clip-without-unscale"
     family = "amp"
     severity = Severity.ERROR

@@ -13,6 +13,7 @@ from torchlint.rules.edits import insert_line_after, statement_of
 
 class StepBypassesScaler(Rule):
     code = "TL202"
+    confirmed_by = ("TLR307",)  # a run measures it at the same line
     name = "step-bypasses-scaler"
     family = "amp"
     severity = Severity.ERROR

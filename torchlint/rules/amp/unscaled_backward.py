@@ -34,6 +34,7 @@ def _uses_scaler(e: IterEvent) -> bool:
 
 class UnscaledBackward(Rule):
     code = "TL201"
+    confirmed_by = ("TLR306",)  # a run measures it at the same line
     name = "unscaled-backward"
     family = "amp"
     severity = Severity.ERROR

@@ -13,6 +13,7 @@ from torchlint.rules.base import Rule, RuleContext
 
 class BlockingTransfer(Rule):
     code = "TL304"
+    confirmed_by = ("TLR608",)  # a run measures it at the same line
     name = "blocking-transfer"
     family = "speed"
     severity = Severity.INFO

@@ -28,6 +28,7 @@ _TIMED_ITERABLE = re.compile(r"log_every|timer|timing|profil|benchmark", re.IGNO
 
 class SyncInHotLoop(Rule):
     code = "TL302"
+    confirmed_by = ("TLR603",)  # a run measures it at the same line
     name = "sync-in-hot-loop"
     family = "speed"
     severity = Severity.WARNING

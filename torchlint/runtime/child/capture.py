@@ -44,6 +44,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from torchlint.runtime.checks import CHECKS
+from torchlint.runtime.child.amp import AmpWatch
 from torchlint.runtime.child.captured import (
     Finding,
     ForwardEvent,
@@ -135,6 +136,7 @@ class Capture:
         self.frozen_sites: dict[int, tuple[weakref.ref[torch.Tensor], Site | None]] = {}
         self.spy: LossSpy | None = None
         self.update_watch = UpdateWatch(self)
+        self.amp = AmpWatch(self.finder, lambda finding: self.findings.append(finding))
         self.in_optimizer_step = False
         self.optimizer_stepped = False
         #: backward call site -> ids of the optimizers whose parameters it reached
@@ -230,13 +232,18 @@ class Capture:
 
             def scale(scaler: Any, outputs: Any) -> Any:
                 scaled = original_scale(scaler, outputs)
-                if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
+                if (
+                    isinstance(outputs, torch.Tensor)
+                    and isinstance(scaled, torch.Tensor)
+                    and scaler.is_enabled()  # GradScaler(enabled=False) scales nothing
+                ):
                     capture.grad_scaler_used = True
                     if scaled is not outputs:
                         capture.remember_unscaled(scaled, outputs)
                 return scaled
 
             self._patch(scaler_class, "scale", scale)
+        self.amp.install()
         self.frameworks = Frameworks(plugin.framework_limits())
         self.frameworks.install()
         plugin.on_install()
@@ -295,6 +302,7 @@ class Capture:
         setattr(owner, name, replacement)
 
     def uninstall(self) -> None:
+        self.amp.uninstall()  # it wraps this capture's patches: undone first
         self._stop_spy()
         self.update_watch.close_gap()
         self.probe.detach()

@@ -33,8 +33,9 @@ from torchlint.runtime.child.captured import (
     RootInfo,
     loader_settings,
 )
+from torchlint.runtime.child.copies import CopyWatch, copy_advice
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
-from torchlint.runtime.child.syncs import SyncCounter
+from torchlint.runtime.child.syncs import REPORTED, SYNC_METHODS, SyncCounter
 from torchlint.runtime.sites import Site
 
 DEFAULT_WARMUP = 5
@@ -97,6 +98,7 @@ class ProfilePlugin(RunPlugin):
         self.steps: list[_Step] = []
         self.plain_ends: list[float] = []
         self.syncs = SyncCounter(capture.finder)
+        self.copies = CopyWatch(capture.finder)
         self.val_forward_sites: dict[Site | None, int] = {}
         self.val_grad_forward_sites: dict[Site | None, int] = {}
         self._validating = False
@@ -217,8 +219,8 @@ class ProfilePlugin(RunPlugin):
         if following == self.warmup:
             self._choose_clock()
         if self.warmup <= following < self.warmup + self.measured:
+            self._patch_syncs()  # before the step's first mark: its own cost is not timed
             self.marks = [_Mark("step_boundary", self._stamp())]
-            self._patch_syncs()
         self._trace(following)
 
     # ------------------------------------------------------------------------------------------
@@ -252,8 +254,10 @@ class ProfilePlugin(RunPlugin):
 
     def _patch_syncs(self) -> None:
         self.syncs.install()
+        self.copies.install()
 
     def _unpatch_syncs(self) -> None:
+        self.copies.uninstall()
         self.syncs.uninstall()
 
     # ------------------------------------------------------------------------------------------
@@ -340,8 +344,16 @@ class ProfilePlugin(RunPlugin):
                     **entry.site.to_json(),
                     "per_step": _round(entry.count / max(1, len(steps)), 3),
                     "kinds": dict(entry.kinds),
+                    # the host's wait in the timed calls (None: only PyTorch's reports)
+                    "ms_per_step": _round(entry.ms / max(1, len(steps)), 3)
+                    if entry.timed
+                    else None,
                 }
                 for entry in sorted(self.syncs.sites.values(), key=lambda e: -e.count)
+            ],
+            "copies": [
+                entry.to_json(len(steps))
+                for entry in sorted(self.copies.sites.values(), key=lambda e: -e.copies)
             ],
             "record": self._record(),
             "hints": [
@@ -487,18 +499,32 @@ class ProfilePlugin(RunPlugin):
             per_step = entry.count / measured
             if per_step < SYNCS_PER_STEP:
                 continue
-            kinds = ", ".join(f".{k}()" for k in entry.kinds)
+            ms = entry.ms / measured if entry.timed else None
+            cost = f", {ms:.2f} ms" if ms is not None else ""
             findings.append(
                 Finding(
                     "TLR603",
-                    f"{per_step:g} device synchronisation(s) per step here ({kinds} of a tensor "
-                    "on the device): each one makes the CPU wait for the device to finish all "
-                    "queued work.",
+                    f"{per_step:g} device synchronisation(s) per step here{cost} "
+                    f"({_sync_kinds(entry.kinds)}): each one makes the CPU wait for the device "
+                    "to finish all queued work.",
                     entry.site,
-                    {"per_step": per_step, "kinds": dict(entry.kinds)},
+                    {"per_step": per_step, "kinds": dict(entry.kinds), "ms_per_step": ms},
                     advice="Accumulate on the device and read the value every N steps.",
                 )
             )
+        for copied in self.copies.sites.values():
+            judged = copy_advice(copied, measured)
+            if judged is not None:
+                code, message, what_to_do = judged
+                findings.append(
+                    Finding(
+                        code,
+                        message,
+                        copied.site,
+                        copied.to_json(measured),
+                        advice=what_to_do,
+                    )
+                )
         primary = self.capture.primary
         if primary is not None and primary.manual is None and share["optimizer"] >= OPTIMIZER_SHARE:
             optimizer = primary.optimizer
@@ -540,6 +566,15 @@ class ProfilePlugin(RunPlugin):
                 )
             )
         return findings
+
+
+def _sync_kinds(kinds: dict[str, int]) -> str:
+    named = [f".{k}()" if k in SYNC_METHODS else f"{k}()" for k in kinds if k != REPORTED]
+    text = ", ".join(named) + (" of a tensor on the device" if named else "")
+    if REPORTED in kinds:
+        reported = "operations PyTorch reports as synchronising"
+        text = f"{text}; {reported}" if text else reported
+    return text
 
 
 def _next_state(state: str, mark: _Mark) -> str:
