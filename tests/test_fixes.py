@@ -101,6 +101,28 @@ def test_tl201_scales_the_loss() -> None:
     assert "    (scaler.scale(loss / 4)).backward()\n" in fixed
 
 
+def test_tl201_also_steps_through_the_scaler() -> None:
+    """Scaling the loss alone would leave `optimizer.step()` applying scaled gradients (TL202):
+    the one fix routes the step through the scaler and adds the update."""
+    fixed = _fixed(
+        """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        for x in data:
+            optimizer.zero_grad()
+            with torch.autocast("cuda"):
+                loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+        """,
+        "TL201",
+    )
+    assert (
+        "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n"
+        in (fixed)
+    )
+
+
 def test_tl202_steps_through_the_scaler_and_adds_update() -> None:
     fixed = _fixed(
         """\
@@ -168,7 +190,8 @@ def test_tl108_detaches_what_is_kept() -> None:
         """,
         "TL108",
     )
-    assert "total += loss.item()" in fixed
+    # In a training loop, never `.item()`: that would be a host sync per step (TL301).
+    assert "total += loss.detach()" in fixed
     assert "history.append((loss * 2).detach())" in fixed
 
 
