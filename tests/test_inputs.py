@@ -55,7 +55,7 @@ def test_non_utf8_files_with_a_coding_cookie_are_checked(
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"# coding: no-such-codec\nx = 1\n", "no-such-codec"),
+        (b"# coding: no-such-codec\nname = 'caf\xe9'\n", "no-such-codec"),
         (b"# coding: utf-8\nname = 'caf\xe9'\n", "utf-8"),  # the cookie lies
         (b"x = 1\n\n# coding: latin-1\nname = '\xe9'\n", "utf-8"),  # cookie too late to count
     ],
@@ -71,6 +71,21 @@ def test_undecodable_files_are_one_tl001(
     found = json.loads(result.stdout)
     assert [d["code"] for d in found] == ["TL001"]
     assert message in found[0]["message"]
+
+
+def test_a_codec_registered_at_run_time_over_utf8_bytes_is_read_as_utf8(
+    tmp_path: Path, run_torchlint: RunTorchlint
+) -> None:
+    """`# -*- coding: future_fstrings -*-` names a codec that a package registers when it is
+    installed; the bytes are UTF-8, so the file is checked as such (not one TL001)."""
+    (tmp_path / "compat.py").write_bytes(
+        b"# -*- coding: future_fstrings -*-\n" + MISSING_STEP.encode("utf-8")
+    )
+    result = run_torchlint(
+        "check", "--output-format", "json", "--no-cache", "compat.py", cwd=tmp_path
+    )
+    found = json.loads(result.stdout)
+    assert [d["code"] for d in found] == ["TL101"]
 
 
 # --- not Python ----------------------------------------------------------------------------

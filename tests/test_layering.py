@@ -1,6 +1,6 @@
 """The analysis and the project packages never import each other: the analysis asks for what
 another file exports through `analysis.protocol.ProjectView`, the project asks of a collected file
-only what `project.project.CollectedFile` says, and `torchlint.workspace` joins them."""
+only what `project.project.CollectedFile` says, and `torchlint.project_view` joins them."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from hypothesis import given
 from torchlint.engine import analyze_source
 from torchlint.project.exports import read_exports, resolve_relative
 from torchlint.project.layout import ProjectLayout, find_project_root
-from torchlint.workspace import AnalysisProject, open_project
+from torchlint.project_view import AnalysisProject, open_project
 
 PROJECTS = Path(__file__).parent / "projects"
 MARK = re.compile(r"\b(alone|project): ((?:TL\d{3}[ ,]*)+)")

@@ -65,7 +65,7 @@ from torchlint.report import (
 )
 from torchlint.rules import ALL_RULES, Rule, lookup
 from torchlint.selection import RuleSelection
-from torchlint.workspace import AnalysisProject
+from torchlint.project_view import AnalysisProject
 
 OUTPUT_FORMAT_ENV = "TORCHLINT_OUTPUT_FORMAT"
 

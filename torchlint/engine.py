@@ -28,7 +28,7 @@ from torchlint.rules.base import RuleContext
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
 from torchlint.suppression import Suppressions
-from torchlint.workspace import AnalysisProject, FileView
+from torchlint.project_view import AnalysisProject, FileView
 
 DEFAULT_SELECTION = RuleSelection()
 

@@ -29,7 +29,7 @@ from torchlint.engine import DEFAULT_SELECTION, analyze_source
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
-    from torchlint.workspace import AnalysisProject
+    from torchlint.project_view import AnalysisProject
 
 MAX_PASSES = 10
 

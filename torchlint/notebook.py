@@ -41,7 +41,7 @@ from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
-    from torchlint.workspace import AnalysisProject
+    from torchlint.project_view import AnalysisProject
 
 NOTEBOOK_SUFFIX = ".ipynb"
 BOUNDARY = "# ---- torchlint: notebook cell boundary ----"

@@ -37,7 +37,7 @@ from torchlint.diagnostics import Diagnostic
 from torchlint.notebook import analyze_file
 from torchlint.project.layout import ProjectLayout
 from torchlint.selection import RuleSelection
-from torchlint.workspace import AnalysisProject, open_project
+from torchlint.project_view import AnalysisProject, open_project
 
 if TYPE_CHECKING:
     from concurrent.futures import Future

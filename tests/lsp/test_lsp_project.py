@@ -27,7 +27,7 @@ from lsprotocol import types
 
 from torchlint.engine import Analysis, analyze_source
 from torchlint.lsp.project_index import ProjectIndex, analyse_with_project, file_path
-from torchlint.workspace import AnalysisProject
+from torchlint.project_view import AnalysisProject
 
 # Only the tests over stdio: the index's own tests at the end are plain functions.
 over_stdio = pytest.mark.asyncio(loop_scope="module")

@@ -79,7 +79,7 @@ MODULE_WRAPPERS = {
 FRAMEWORK_SETUP = {"prepare", "setup", "setup_module", "setup_dataloaders", "prepare_model"}
 
 
-STREAMING = re.compile(r"webdataset|iterable|stream", re.IGNORECASE)
+STREAMING = re.compile(r"webdataset|iterable|stream|datapipe|torchtext\.datasets", re.IGNORECASE)
 
 # An iterable named like data: a loader, batches, a dataset.
 DATA_NAME = re.compile(r"loader|batches|dataset|(^|\W|_)(dl|data)($|\W|_)", re.IGNORECASE)

@@ -3,6 +3,7 @@ and the uses of watched APIs."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,9 @@ class DeprecatedUse:
     qualname: str
     node: cst.CSTNode  # the Call when called, else the reference itself
     func: cst.BaseExpression
+    # Under a version test or in an `except` handler (the modern call failed there): a
+    # fallback for an older PyTorch, which TL204 leaves alone.
+    compat: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,13 @@ class CrossEntropyInput:
     # which the rule resolves through the module's call sites (`criterion` passed in).
     criterion: str | None = None
     criterion_value: Value | None = None  # what the called object holds (see values.py)
+
+
+_COMMENT = re.compile(r"#[^\n]*")
+_DEVICE_WORDS = re.compile(
+    r"cuda|\.to\(|device|accelerat|xla|\bmps\b|npu|hpu|fabric|deepspeed|lightning|gpu",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -96,6 +107,13 @@ class ModuleFacts:
             if found is not None:
                 return found
         return None
+
+    @property
+    def mentions_device(self) -> bool:
+        """Whether the file ever names a device or moves anything (`.cuda()`, `.to(...)`,
+        `device`, an accelerator): a script that never does runs on the CPU."""
+        code = _COMMENT.sub("", self.parsed.text)
+        return bool(_DEVICE_WORDS.search(code))
 
     @property
     def loops(self) -> list[LoopFrame]:

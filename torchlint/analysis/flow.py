@@ -84,9 +84,13 @@ class Flow:
         if how == "attr":
             assert isinstance(ref.target, str)
             return self._attribute(ref.target, ref.name, binding, depth, set())
-        if how == "call":
-            assert isinstance(ref.target, Scope)
-            callee = ref.target
+        if how in ("call", "call-named"):
+            callee = self.facts.functions.get(str(ref.target)) if how == "call-named" else None
+            if how == "call":
+                assert isinstance(ref.target, Scope)
+                callee = ref.target
+            if callee is None:
+                return UNKNOWN
             inner = dict(binding)
             for name, argument in _bound_arguments(callee, ref.args, ref.kwargs):
                 inner[(id(callee), name)] = self.resolve(argument, binding, depth)

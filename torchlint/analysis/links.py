@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from torchlint.analysis.facts import ModuleFacts
-from torchlint.analysis.flow import Flow
+from torchlint.analysis.flow import Flow, argument_of
 from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
+from torchlint.analysis.names import dotted
 from torchlint.analysis.resolve import call_binding
-from torchlint.analysis.values import What
+from torchlint.analysis.values import Value, What
 
 MAX_CALL_LEVELS = 3
 
@@ -78,12 +79,39 @@ class ObjectLinks:
                 continue
             built = next((c for c in self.facts.constructed if c.node is site), None)
             if built is None:
-                text = resolved.text or value.text or loop.iter_text
+                named_at = self._named_at(value)
+                named = dotted(named_at) if isinstance(named_at, cst.BaseExpression) else None
+                text = named or resolved.text or value.text or loop.iter_text
                 built = ConstructedObject(
-                    "dataloader", text, resolved.cls or "", site, loop.scope, value=resolved
+                    "dataloader",
+                    text,
+                    resolved.cls or "",
+                    site,
+                    loop.scope,
+                    value=resolved,
+                    named_at=named_at,
                 )
             found.append(built)
         return found
+
+    def _named_at(self, value: Value) -> cst.CSTNode | None:
+        """Where this module names the value a loop iterates (following references inside
+        this module: a parameter to the argument its caller passed)."""
+        seen = 0
+        while value.bound_at is None and value.ref is not None and seen < 4:
+            seen += 1
+            ref = value.ref
+            if ref.how == "param" and isinstance(ref.target, Scope):
+                sites = self.flow.callers_of(ref.target)
+                argument = argument_of(sites[0], ref.target, ref.name) if sites else None
+                if argument is None:
+                    return None
+                value = argument
+            elif ref.how == "item" and isinstance(ref.target, Value):
+                value = ref.target
+            else:
+                return None
+        return value.bound_at
 
     def resolve(self, text: str, scope: Scope, level: int = 0) -> list[ConstructedObject]:
         """The constructions `text` may hold in `scope`, following parameters to call sites."""

@@ -287,6 +287,8 @@ class ConstructedObject:
     params_owner: str | None = None  # optimizers: `model` in `SGD(model.parameters(), ...)`
     order: int = 0  # position in the module, in walk order (compare with LoopFrame.order)
     value: Value | None = None  # loaders: what the construction evaluates to (its arguments)
+    # Loaders found through values: where this module names them (a factory's result).
+    named_at: cst.CSTNode | None = None
 
 
 def visible_from(obj: ConstructedObject, scope: Scope) -> bool:

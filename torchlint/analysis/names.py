@@ -128,10 +128,16 @@ def looks_like_model(text: str) -> bool:
 class ImportTable:
     """Local names bound by imports, mapped to the qualified names they stand for."""
 
-    def __init__(self, relative: Callable[[int, str | None], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        relative: Callable[[int, str | None], str | None] | None = None,
+        star: Callable[[str], frozenset[str] | None] | None = None,
+    ) -> None:
         self.aliases: dict[str, str] = {}
         # Makes `from ..data import x` absolute (None: relative imports are not read).
         self._relative = relative
+        # The names `from module import *` binds, for modules of the project (None: unknown).
+        self._star = star
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -145,14 +151,17 @@ class ImportTable:
                 self.aliases[head] = head
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
         module = dotted(node.module) if node.module is not None else None
         if node.relative:
             if self._relative is None:
                 return
             module = self._relative(len(node.relative), module)
         if module is None:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            names = self._star(module) if self._star is not None else None
+            for name in names or ():  # `from utils.datasets import *` of a project module
+                self.aliases.setdefault(name, f"{module}.{name}")
             return
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):

@@ -1,5 +1,5 @@
 """What the analysis of one file asks of the project it belongs to, as a protocol: the analysis
-never imports the project package (nor the other way round); `torchlint.workspace` joins them."""
+never imports the project package (nor the other way round); `torchlint.project_view` joins them."""
 
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ class ProjectView(Protocol):
     def function_scope(self, qualified: str) -> Scope | None: ...
 
     def method_scope(self, class_qualified: str, method: str) -> Scope | None: ...
+
+    def star_names(self, module: str) -> frozenset[str] | None:
+        """The names `from module import *` binds, for a module of the project."""
+        ...
 
     def generation(self) -> int:
         """Moves on whenever project files may have changed."""

@@ -333,7 +333,7 @@ class CallRecogniser:
 
     def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
         """`autocast = torch.cuda.amp.autocast`: a use that is not (yet) a call."""
-        self.walk.facts.deprecated_amp.append(DeprecatedUse(qual, node, node))
+        self.walk.facts.deprecated_amp.append(DeprecatedUse(qual, node, node, self._compat(node)))
 
     def api_reference(self, node: cst.BaseExpression, qual: str, root: str | None) -> None:
         """`torch.qr`, or `qr` after `from torch import qr`: a use of a table entry (the call
@@ -350,12 +350,17 @@ class CallRecogniser:
         compat = self.walk.compat_depth > 0 or root in self.walk.compat_names
         self.walk.facts.watched_calls.append(ApiUse(qual, node, node.func, compat))
 
+    def _compat(self, node: cst.BaseExpression) -> bool:
+        """Whether a use sits in a version fallback (a version test, an `except` handler) or
+        goes through a name imported in one."""
+        return self.walk.compat_depth > 0 or root_name(node) in self.walk.compat_names
+
     def qualified_call(self, node: cst.Call, qual: str) -> None:
         if qual in AMP_DEPRECATED:
             uses = self.walk.facts.deprecated_amp
             if uses and uses[-1].node is node.func:
                 uses.pop()  # the reference is this call's callee: report the call instead
-            uses.append(DeprecatedUse(qual, node, node.func))
+            uses.append(DeprecatedUse(qual, node, node.func, self._compat(node.func)))
         elif qual in _API_CHANGES:
             api_uses = self.walk.facts.api_uses
             for i in range(len(api_uses) - 1, -1, -1):  # the callee, recorded just before
@@ -502,8 +507,12 @@ class CallRecogniser:
             created = created.func.value  # `torch.arange(n).unsqueeze(0).to(device)`
         if type(created) is cst.Call:
             qual = self.walk.imports.qualify(created.func) or ""
-            if qual in HOST_CONSTRUCTORS and not any(
-                a.keyword is not None and a.keyword.value == "device" for a in created.args
+            if (
+                qual in HOST_CONSTRUCTORS
+                and not any(
+                    a.keyword is not None and a.keyword.value == "device" for a in created.args
+                )
+                and not _copies_host_data(qual, created)
             ):
                 self.walk.event(Kind.CREATE_MOVE, node, method=qual)
                 return
@@ -628,8 +637,8 @@ class CallRecogniser:
             is_tensor = False
         host = value
         while type(host) is cst.Call and type(host.func) is cst.Attribute:
-            if host.func.attr.value in ("to", "cuda"):
-                break
+            if host.func.attr.value in ("to", "cuda") or self.walk.imports.qualify(host.func):
+                break  # moved to the device, or made by `torch.rand(...)`: judged as it is
             host = host.func.value  # `y.sum().item()`: look through tensor methods
         consumer = (
             self.walk.consumer[1]
@@ -649,6 +658,14 @@ class CallRecogniser:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _copies_host_data(qual: str, call: cst.Call) -> bool:
+    """`torch.tensor(loss_value).cuda()`: the data is a host value, so `device=` would copy it
+    just the same (only factories such as `zeros` or `arange` can skip the host)."""
+    if qual not in ("torch.tensor", "torch.as_tensor") or not call.args:
+        return False
+    return isinstance(call.args[0].value, cst.Name | cst.Attribute | cst.Call | cst.Subscript)
 
 
 def _literal_arguments(node: cst.Call) -> tuple[tuple[int | str, object], ...]:

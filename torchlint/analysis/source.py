@@ -36,6 +36,10 @@ def decode_source(data: bytes) -> str:
             ) from None
         if "encoding" in str(exc) and "unknown" not in str(exc):
             encoding = "utf-8"
+        elif "unknown" in str(exc) and _is_utf8(data):
+            # A codec some package registers at run time (`# coding: future_fstrings`) over
+            # bytes that are UTF-8: what the file says reads the same either way.
+            encoding = "utf-8"
         else:
             raise SourceDecodeError(str(exc)) from None
     try:
@@ -52,6 +56,14 @@ def decode_source(data: bytes) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 @dataclass

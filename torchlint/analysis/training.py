@@ -94,6 +94,14 @@ def scope_may_step(
                 if event.callee is not None:
                     if visit(event.callee, depth + 1):
                         return True
+                elif named is not None:
+                    # One optimizer's step: a call named like a step (handed that optimizer,
+                    # or none), not one that only receives it (`adjust_learning_rate(opt)`).
+                    texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
+                    if any(w in _called_name(event) for w in _UPDATE_WORDS) and (
+                        named in texts or not passes_optimizer(event, roles)
+                    ):
+                        return True
                 elif any(w in _called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
                     event, roles
                 ):
@@ -323,3 +331,10 @@ def is_main_guard(statement: cst.BaseStatement) -> bool:
         if isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__"
     ]
     return len(names) == 1 and len(strings) == 1
+
+
+def runs_on_host(facts: ModuleFacts, model: LoopModel) -> bool:
+    """A script's loop (at module level, or in a function with no parameters) in a file that
+    never names a device: its tensors live on the CPU, where reading them is no device sync."""
+    scope = model.loop.scope
+    return not facts.mentions_device and (scope.is_module or not scope.params)

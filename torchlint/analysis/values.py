@@ -109,6 +109,7 @@ class What(enum.Enum):
     FRAMEWORK = "framework"  # an Accelerator, a Fabric, a DeepSpeed engine
     CONTAINER = "container"  # a tuple or list of values (`items`)
     NONE = "none"  # the literal None
+    CLASS = "class"  # a class itself (`loader_cls = DataLoader`): calling it builds an object
     REF = "ref"  # not known yet: see `Ref`; `flow.Flow` resolves it
 
 
@@ -160,6 +161,9 @@ class Value:
     reach: frozenset[str] = frozenset()
     optional: bool = False  # may be None instead (`DistributedSampler(ds) if ddp else None`)
     keys: tuple[str, ...] = ()  # dict containers: the key of each item
+    # Where this module first named the value (the assignment target): where to report an
+    # object that another file builds (`train_loader, ds = create_dataloader(...)`).
+    bound_at: cst.CSTNode | None = field(default=None, repr=False)
     # Constructions: the objects passed by keyword (a loader's `sampler=`).
     keywords: tuple[tuple[str, Value], ...] = ()
 
@@ -200,6 +204,8 @@ def join(values: list[Value]) -> Value:
         return replace(found, optional=True) if found.what is not What.UNKNOWN else UNKNOWN
     if any(v.what is not first.what for v in values):
         return UNKNOWN
+    if first.what is What.CLASS and any(v.role != first.role for v in values):
+        return UNKNOWN  # classes that build different kinds of object
     same_site = all(v.site is first.site for v in values)
     return replace(
         first,
@@ -229,6 +235,11 @@ class Namespace(Protocol):
         """True for a class of another project file, False for a function, None otherwise."""
         ...
 
+    def class_role(self, name: str) -> str | None:
+        """What instances of a class of this module are, from its bases (`dataloader` for a
+        subclass of `DataLoader`)."""
+        ...
+
 
 class Values:
     """The values of one scope's names, as the walk has bound them so far."""
@@ -250,6 +261,12 @@ class Values:
 
     def put(self, text: str, value: Value) -> None:
         self.env[text] = value
+
+    def mark_bound(self, text: str, at: cst.CSTNode) -> None:
+        """Remember where an object (or a reference to one) got its name here."""
+        value = self.env.get(text)
+        if value is not None and value.bound_at is None and (value.is_object or value.ref):
+            self.env[text] = replace(value, bound_at=at)
 
     def item_of(self, text: str, whole: Value, index: int) -> Value:
         """What `text` holds after `..., text, ... = whole` (its tensor facts kept)."""
@@ -289,7 +306,9 @@ class Values:
             iterates = dotted(node.args[0].value)
         reach = self.reach_of(node) if graph is not False else frozenset()
         if obj is UNKNOWN:
-            if not (device or host or no_grad or iterates or prob or producer or graph is not None):
+            if not (device or host or no_grad or iterates or prob or producer or reach) and (
+                graph is None
+            ):
                 return UNKNOWN
             what = What.TENSOR if device or host else What.UNKNOWN
             return Value(
@@ -319,6 +338,7 @@ class Values:
             optional=obj.optional,
             keys=obj.keys,
             keywords=obj.keywords,
+            bound_at=obj.bound_at,
         )
 
     def reach_of(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str]:
@@ -355,6 +375,9 @@ class Values:
             found.add(callee)
         elif type(func) is cst.Attribute:
             found |= self.reach_of(func.value, depth + 1)
+            called = dotted(func)
+            if called is not None:
+                found.add(called)  # `D.net(x)`: maybe a module held by another object
             receiver = self.object_of(func.value)
             if receiver.what in (What.MODULE, What.INSTANCE):
                 text = dotted(func.value)
@@ -648,7 +671,12 @@ class Values:
             last = qual.rsplit(".", 1)[-1]
             if qual.startswith("torch.nn.") and last[:1].isupper():
                 return True
-            return type(node.func) is cst.Name and node.func.value in self.ns.class_methods
+            if type(node.func) is cst.Name and node.func.value in self.ns.class_methods:
+                return True
+            # `Darknet(cfg).to(device)`: an instance of a class (of the project or a library),
+            # not a tensor (torch's own tensor constructors are `torch.` calls).
+            name = (dotted(node.func) or "").rsplit(".", 1)[-1]
+            return name[:1].isupper() and not qual.startswith("torch.")
         text = dotted(node)
         if text is None:
             return False
@@ -757,6 +785,10 @@ class Values:
         value = self.env.get(text)
         if value is not None:
             return value if (value.is_object or value.what is What.REF) else UNKNOWN
+        qual = self.ns.imports.qualify(node)
+        role = constructor_role(qual) if qual is not None else None
+        if role is not None:
+            return Value(What.CLASS, cls=qual, role=role)  # `torch.utils.data.DataLoader`
         if type(node) is cst.Name:
             return self._object_of_plain_name(text)
         assert isinstance(node, cst.Attribute)
@@ -787,6 +819,8 @@ class Values:
         )
         if local is not None:
             return Value(What.CALLABLE, scope=local, text=name)
+        if name in self.ns.class_methods and name in self.ns.top_names:
+            return Value(What.CLASS, cls=name, role=self.ns.class_role(name))
         if name in self.ns.imports.aliases or name in PYTHON_BUILTINS:
             return UNKNOWN
         if self.scope is not None and name not in self.ns.top_names:
@@ -795,6 +829,9 @@ class Values:
 
     def _object_of_call(self, node: cst.Call, depth: int) -> Value:
         func = node.func
+        wrapper = dotted(func) or ""
+        if (wrapper in _ITERATING or wrapper.endswith(".tqdm")) and node.args:
+            return self.object_of(node.args[0].value, depth + 1)  # `tqdm(enumerate(loader))`
         qual = self.ns.imports.qualify(func)
         if qual is not None:
             return self._qualified_call(node, qual, depth)
@@ -819,6 +856,9 @@ class Values:
         if type(func) is cst.Name:
             name = func.value
             if name in self.ns.class_methods and name in self.ns.top_names:
+                role = self.ns.class_role(name)
+                if role is not None:
+                    return _constructed(role, node, name, self, depth)  # a DataLoader subclass
                 return Value(What.INSTANCE, site=node, cls=name)
             local = self.ns.resolve_local(name) or (
                 self.ns.resolve_function(name) if name in self.ns.top_names else None
@@ -826,7 +866,14 @@ class Values:
             if local is not None:
                 args, kwargs = self.arguments(node, depth)
                 return reference("call", local, args=args, kwargs=kwargs)
+            if name in self.ns.top_names:  # a function defined further down the module
+                args, kwargs = self.arguments(node, depth)
+                return reference("call-named", name, args=args, kwargs=kwargs)
             called = self.object_of(func, depth + 1)
+            if called.what is What.CLASS:  # `loader = DataLoader if a else Infinite; loader(ds)`
+                if called.role is not None:
+                    return _constructed(called.role, node, called.cls or name, self, depth)
+                return Value(What.INSTANCE, site=node, cls=called.cls)
             if called.what is not What.UNKNOWN:
                 return reference("called", called)
         return UNKNOWN
@@ -973,6 +1020,8 @@ _SHAPE_METHODS = {
     "float", "double", "half", "to", "cuda", "cpu", "clone", "view_as", "reshape_as", "t",
 }  # fmt: skip
 _EXP = ("torch.exp",)
+# Wrappers of an iterable that iterate what they wrap (a progress bar, an index).
+_ITERATING = {"enumerate", "tqdm", "iter", "tqdm.tqdm", "tqdm.auto.tqdm", "auto.tqdm", "track"}
 
 
 def through_shape(node: cst.BaseExpression) -> cst.BaseExpression:

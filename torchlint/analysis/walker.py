@@ -67,7 +67,10 @@ class Walker:
     ) -> None:
         self.module = parsed.module
         self.project = project
-        self.imports = ImportTable(project.relative if project is not None else None)
+        self.imports = ImportTable(
+            project.relative if project is not None else None,
+            project.star_names if project is not None else None,
+        )
         root = Scope("<module>", "<module>", parsed.module, None, imports=self.imports)
         self.facts = ModuleFacts(parsed, self.imports, root, scopes=[root])
         self.scope = root
@@ -80,6 +83,7 @@ class Walker:
         # module's one-line predicates (`Class.method` for methods) return.
         self.flags: dict[str, cst.BaseExpression] = {}
         self.predicates: dict[str, cst.BaseExpression] = {}
+        self.class_bases: dict[str, tuple[str, ...]] = {}  # top-level classes, as written
         self.top_names = self._prescan(parsed.module)
         self.values = Values(self)
         self.loop_assigned: list[set[str]] = []  # names assigned so far in each open loop
@@ -130,6 +134,8 @@ class Walker:
             if type(stmt) is cst.FunctionDef:
                 _add_predicate(self.predicates, stmt.name.value, stmt)
             if type(stmt) is cst.ClassDef:
+                bases = (dotted(a.value) for a in stmt.bases)
+                self.class_bases[stmt.name.value] = tuple(b for b in bases if b)
                 methods = [s for s in stmt.body.body if type(s) is cst.FunctionDef]
                 self.class_methods[stmt.name.value] = {m.name.value for m in methods}
                 for method in methods:
@@ -500,6 +506,7 @@ class Walker:
                 if whole is not UNKNOWN and text is not None:
                     # `train_loader, val_loader = make_loaders()`: each name one item of it
                     self.values.put(text, self.values.item_of(text, whole, i))
+                    self.values.mark_bound(text, element.value)
             return
         if (
             type(target) is cst.Attribute
@@ -544,6 +551,8 @@ class Walker:
             self.flags.pop(text, None)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
         bound = self.values.bind(text, value, under_no_grad=no_grad)
+        if type(value) is cst.Call and bound.what is What.REF:
+            self.values.mark_bound(text, target)  # `loader = build_loader(cfg)`
         if text.startswith("self.") and self.scope.class_name is not None:
             cls = self.facts.classes.get(self.scope.class_name)
             if cls is not None and bound is not UNKNOWN:
@@ -673,6 +682,23 @@ class Walker:
             return None
         symbol = self.project.symbol(qualified)
         return None if symbol is None else symbol.is_class
+
+    def class_role(self, name: str, depth: int = 0) -> str | None:
+        """What instances of a class of this module are, from its bases (`dataloader` for
+        `class InfiniteDataLoader(torch.utils.data.DataLoader)`)."""
+        bases = self.class_bases.get(name, ())
+        for base in bases:
+            qual = self.imports.aliases.get(base.split(".", 1)[0])
+            if qual is not None:
+                rest = base.partition(".")[2]
+                role = constructor_role(f"{qual}.{rest}" if rest else qual)
+                if role is not None:
+                    return role
+            elif depth < 4 and base in self.class_bases:
+                role = self.class_role(base, depth + 1)
+                if role is not None:
+                    return role
+        return None
 
     def project_class_of(self, receiver: str) -> str | None:
         if receiver == "self" and self.class_stack:

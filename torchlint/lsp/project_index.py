@@ -28,7 +28,7 @@ from torchlint.cache import content_hash
 from torchlint.engine import Analysis
 from torchlint.project.layout import ProjectLayout
 from torchlint.project.project import read_file
-from torchlint.workspace import AnalysisProject, open_project
+from torchlint.project_view import AnalysisProject, open_project
 
 OpenText = Callable[[Path], str | None]
 

@@ -25,7 +25,7 @@ Reader = Callable[[Path], bytes | None]
 
 class CollectedFile(Protocol):
     """What the project asks of a file the analysis collected (the project never looks inside
-    the analysis's facts itself: `torchlint.workspace` provides the collector)."""
+    the analysis's facts itself: `torchlint.project_view` provides the collector)."""
 
     def owns(self, node_id: int) -> bool:
         """Whether a syntax node (by id) belongs to this file's tree."""
@@ -140,6 +140,17 @@ class FileContext(Generic[F]):
         if symbol is None or not symbol.is_class:
             return None
         return self.project.method(symbol, method)
+
+    def star_names(self, module: str) -> frozenset[str] | None:
+        """The public names a project module defines or imports (`from module import *`)."""
+        if not self.is_project(module):
+            return None
+        path = self.project.layout.find_module(module, self.search)
+        exports = self.project.exports(path) if path is not None else None
+        if exports is None:
+            return None
+        names = exports.functions | frozenset(exports.classes) | frozenset(exports.aliases)
+        return frozenset(n for n in names if not n.startswith("_"))
 
     def generation(self) -> int:
         return self.project.generation()

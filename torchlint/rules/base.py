@@ -20,7 +20,7 @@ from torchlint.diagnostics import Applicability, Edit, Fix, Location, Severity
 if TYPE_CHECKING:
     from torchlint.analysis.protocol import ProjectView
     from torchlint.project.project import LoadedModule
-    from torchlint.workspace import AnalysisProject, DependencyFile
+    from torchlint.project_view import AnalysisProject, DependencyFile
 
 
 class Rule:

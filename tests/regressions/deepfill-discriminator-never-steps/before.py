@@ -18,8 +18,8 @@ for step in range(1000):
 
     opt_d.zero_grad()
     fake = fill(images, masks)
-    loss_d = critic(fake.detach()).mean() - critic(images).mean()
-    loss_d.backward()
+    loss_D = critic(fake.detach()).mean() - critic(images).mean()
+    loss_D.backward()
 
     opt_g.zero_grad()
     loss_g = -critic(fill(images, masks)).mean()

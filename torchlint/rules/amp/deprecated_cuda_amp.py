@@ -26,6 +26,8 @@ class DeprecatedCudaAmp(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for use in ctx.facts.deprecated_amp:
+            if use.compat:
+                continue  # the fallback for an older PyTorch, after the modern call failed
             kind = use.qualname.rsplit(".", 1)[-1]
             replacement = f"torch.amp.{kind}"
             written = ctx.text(use.func)

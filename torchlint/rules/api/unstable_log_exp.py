@@ -47,6 +47,8 @@ class UnstableLogExp(Rule):
             x = value.right if is_one(value.left) else value.left if is_one(value.right) else None
             if x is None or self._integer_valued(ctx, x):
                 return  # `log(1 + floor(n / m))`: `x` is 0 or at least 1, nothing is lost
+            if _absolute(ctx, x):
+                return  # `sign(x) * log(1 + |x|)`: a symmetric log compressing magnitudes
             exp_of = self._exp_argument(ctx, x)
             if exp_of is not None and not _non_positive(ctx, exp_of):
                 self._softplus(ctx, call, exp_of)
@@ -219,3 +221,15 @@ def _non_positive(ctx: RuleContext, y: cst.BaseExpression) -> bool:
     if type(inner.func) is cst.Attribute and inner.func.attr.value == "abs":
         return True
     return ctx.facts.imports.qualify(inner.func) == "torch.abs"
+
+
+def _absolute(ctx: RuleContext, x: cst.BaseExpression) -> bool:
+    """`x.abs()`, `torch.abs(x)`, `abs(x)`: a magnitude."""
+    if type(x) is not cst.Call:
+        return False
+    if type(x.func) is cst.Attribute and x.func.attr.value == "abs" and not x.args:
+        return True
+    qual = ctx.facts.imports.qualify(x.func)
+    return qual in ("torch.abs", "torch.absolute") or (
+        type(x.func) is cst.Name and x.func.value == "abs"
+    )

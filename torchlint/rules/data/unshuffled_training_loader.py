@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
+from torchlint.analysis.apis import STREAMING
 from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.model import ConstructedObject, Scope
 from torchlint.analysis.names import dotted
 from torchlint.analysis.values import What
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-
-_STREAMING = re.compile(r"webdataset|iterable|stream", re.IGNORECASE)
 
 
 def _streaming_kwarg(call: cst.Call) -> bool:
@@ -33,7 +30,10 @@ class UnshuffledTrainingLoader(Rule):
                 args = LoaderArgs(loader.node)
                 sometimes = self._sampler_may_be_none(ctx, loader)
                 if args.has_unpacking or (
-                    not sometimes and self._orders_itself(ctx, args, loader.scope)
+                    not sometimes
+                    and self._orders_itself(
+                        ctx, args, loader.scope, loader in ctx.facts.constructed
+                    )
                 ):
                     continue
                 shuffle = args.get("shuffle", 2)
@@ -53,7 +53,7 @@ class UnshuffledTrainingLoader(Rule):
                     f"{ctx.line_of(model.loop.node)}) in the same order every epoch{when}, so "
                     "batches stay correlated and the model can fit the order; pass "
                     "`shuffle=True` (or a sampler).",
-                    at=model.loop.node,
+                    at=loader.named_at or model.loop.node,
                 )
 
     def _sampler_may_be_none(self, ctx: RuleContext, loader: ConstructedObject) -> bool:
@@ -65,15 +65,15 @@ class UnshuffledTrainingLoader(Rule):
         sampler = ctx.roles.flow.resolve(sampler)
         return sampler.what is What.NONE or (sampler.what is What.SAMPLER and sampler.optional)
 
-    def _orders_itself(self, ctx: RuleContext, args: LoaderArgs, scope: Scope) -> bool:
+    def _orders_itself(self, ctx: RuleContext, args: LoaderArgs, scope: Scope, known: bool) -> bool:
         """A sampler or batch sampler decides the order, or we cannot tell that the dataset is
         map-style (an iterable-style or streaming dataset cannot be shuffled by the loader)."""
         if args.get("sampler", 3) is not None or args.get("batch_sampler", 4) is not None:
             return True
-        return not self._map_style(ctx, args.dataset, scope)
+        return not self._map_style(ctx, args.dataset, scope, known)
 
     def _map_style(
-        self, ctx: RuleContext, dataset: cst.BaseExpression | None, scope: Scope
+        self, ctx: RuleContext, dataset: cst.BaseExpression | None, scope: Scope, known: bool
     ) -> bool:
         """Unless something says the dataset is iterable-style (streaming, an IterableDataset),
         it is a map-style dataset, as nearly all are."""
@@ -82,20 +82,23 @@ class UnshuffledTrainingLoader(Rule):
         if isinstance(dataset, cst.Call):
             qual = ctx.facts.imports.qualify(dataset.func)
             if qual is not None:
-                return not _STREAMING.search(qual) and not _streaming_kwarg(dataset)
+                return not STREAMING.search(qual) and not _streaming_kwarg(dataset)
             if not isinstance(dataset.func, cst.Name):
                 return False  # `corpus.map(tokenize)`: a method of something we cannot see
             name = dataset.func.value
             return name not in ctx.facts.classes or self._map_style_class(ctx, name, set())
         text = dotted(dataset)
-        if text is None or _STREAMING.search(text):
+        if text is None or STREAMING.search(text):
             return False
-        for obj in ctx.links.resolve(text, scope):
+        found = ctx.links.resolve(text, scope)
+        for obj in found:
             if obj.role == "iterable-dataset":
                 return False
             if obj.role == "instance":
                 return self._map_style_class(ctx, obj.qualname, set())
-        return True
+        # A loader found through a factory's return value names a dataset of the factory's
+        # scope (maybe in another file): unless that is known, nothing says it is map-style.
+        return bool(found) or known
 
     def _map_style_class(self, ctx: RuleContext, name: str, seen: set[str]) -> bool:
         """A module class that does not derive (directly or not) from an IterableDataset."""

@@ -35,6 +35,7 @@ class SynchronousDataLoader(Rule):
                     f"{ctx.line_of(model.loop.node)}) but loads and collates every batch in the "
                     "main process (`num_workers=0`), so the GPU waits on Python between steps; "
                     "set `num_workers` (e.g. 4) and `persistent_workers=True`.",
+                    at=loader.named_at or model.loop.node,
                 )
 
     def _in_memory(self, ctx: RuleContext, args: LoaderArgs) -> bool:

@@ -107,5 +107,8 @@ class FileView:
         cls = file.facts.classes.get(class_name)
         return cls.methods.get(method) if cls is not None else None
 
+    def star_names(self, module: str) -> frozenset[str] | None:
+        return self.context.star_names(module)
+
     def generation(self) -> int:
         return self.context.generation()
