@@ -220,6 +220,38 @@ def test_tl106_decorates_the_evaluation_function_and_imports_torch() -> None:
     assert analyze(fixed, "t.py", RuleSelection(select=("TL106",))) == []
 
 
+def test_tl106_never_decorates_a_function_that_also_trains() -> None:
+    """The evaluation loop sits in `run()`, which also trains through `train_one_epoch()`:
+    `@torch.no_grad()` on `run()` would turn training off, so neither the message nor a fix
+    suggests it; wrapping the loop is the advice."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def train_one_epoch(model, loader, optimizer):
+            model.train()
+            for x, y in loader:
+                optimizer.zero_grad()
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                optimizer.step()
+
+
+        def run(model, train_loader, val_loader, optimizer, epochs):
+            for epoch in range(epochs):
+                train_one_epoch(model, train_loader, optimizer)
+                model.eval()
+                correct = 0
+                for x, y in val_loader:
+                    correct += (model(x).argmax(1) == y).sum()
+        """
+    )
+    found = [d for d in analyze(source, "t.py", RuleSelection(select=("TL106",)))]
+    assert len(found) == 1 and found[0].fix is None
+    assert "decorate" not in found[0].message
+    assert "wrap the loop in `with torch.no_grad():`" in found[0].message
+
+
 def test_tl305_leaves_chains_and_generators_alone_and_marks_random_unsafe() -> None:
     source = """\
         import torch
