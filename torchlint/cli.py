@@ -54,6 +54,7 @@ from torchlint.notebook import analyze_notebook, fix_notebook, is_notebook
 from torchlint.notebook import read as read_notebook
 from torchlint.parallel import Outcome, Task, analyze_all, outcome_of, project_for, worker_count
 from torchlint.project.layout import ProjectLayout
+from torchlint.project_view import AnalysisProject
 from torchlint.report import (
     FORMATS,
     MACHINE_FORMATS,
@@ -65,7 +66,6 @@ from torchlint.report import (
 )
 from torchlint.rules import ALL_RULES, Rule, lookup
 from torchlint.selection import RuleSelection
-from torchlint.project_view import AnalysisProject
 
 OUTPUT_FORMAT_ENV = "TORCHLINT_OUTPUT_FORMAT"
 

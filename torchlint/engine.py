@@ -24,11 +24,11 @@ from torchlint.analysis.source import (
 )
 from torchlint.analysis.training import is_main_guard, outermost_training_loops
 from torchlint.diagnostics import Diagnostic, Location
+from torchlint.project_view import AnalysisProject, FileView
 from torchlint.rules.base import RuleContext
 from torchlint.rules.syntax_error import SyntaxErrorRule
 from torchlint.selection import RuleSelection
 from torchlint.suppression import Suppressions
-from torchlint.project_view import AnalysisProject, FileView
 
 DEFAULT_SELECTION = RuleSelection()
 

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from torchlint.diagnostics import Diagnostic
 from torchlint.notebook import analyze_file
 from torchlint.project.layout import ProjectLayout
-from torchlint.selection import RuleSelection
 from torchlint.project_view import AnalysisProject, open_project
+from torchlint.selection import RuleSelection
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
