@@ -22,6 +22,7 @@ from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLo
 from torchlint.rules.distributed.backward_bypasses_framework import BackwardBypassesFramework
 from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUnderRankGuard
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
+from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
@@ -79,6 +80,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SamplerWithShuffle,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,
+            SaveOnEveryRank,
         ),
         key=lambda rule: rule.code,
     )

@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-from torchlint.rules.distributed.ranks import MAIN, main_side
+from torchlint.rules.distributed.ranks import MAIN, reached_by
 from torchlint.rules.distributed.sites import CallSite, Sites, last, mentions, receiver, sites_of
 
 # torch.distributed's collectives, with the position of their `group` argument: a collective
@@ -32,7 +31,6 @@ _FRAMEWORK_COLLECTIVES = {
 _FRAMEWORK_OBJECTS = re.compile(r"accelerator|fabric|strategy")
 _BARRIERS = {"barrier", "monitored_barrier", "wait_for_everyone"}
 _RELEVANT = re.compile(r"distributed|accelerat|fabric|lightning|rank_zero_only")
-_ONLY_MAIN = {"rank_zero_only", "main_process_only", "on_main_process"}
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ class CollectiveUnderRankGuard(Rule):
             found = self._collective(ctx, sites, site, runs)
             if found is None:
                 continue
-            side = _side(sites, site)
+            side = reached_by(site)
             if side is None:
                 continue
             sense, test = side
@@ -108,7 +106,7 @@ class CollectiveUnderRankGuard(Rule):
             changed = False
             for site in sites.calls:
                 function = site.function
-                if function is None or id(function) in runs or _side(sites, site) is not None:
+                if function is None or id(function) in runs or reached_by(site) is not None:
                     continue
                 name = _direct(ctx, site)
                 if name is not None:
@@ -137,7 +135,7 @@ class CollectiveUnderRankGuard(Rule):
             if name is None:
                 continue
             same = last(name) == kind or (kind in _BARRIERS and last(name) in _BARRIERS)
-            side = _side(sites, other)
+            side = reached_by(other)
             if same and (side is None or side[0] is not sense):
                 return True
         return False
@@ -192,30 +190,3 @@ def _local_callee(sites: Sites, site: CallSite) -> cst.FunctionDef | None:
     ):
         return sites.methods.get((site.class_name, func.attr.value))
     return None
-
-
-def _side(sites: Sites, site: CallSite) -> tuple[bool, str] | None:
-    """Which ranks reach `site` (MAIN / OTHERS) and the rank test that decides it, innermost
-    first; None when every rank does."""
-    module = None
-    for branch in reversed(site.branches):
-        side = main_side(branch.node.test)
-        if side is not None:
-            if module is None:
-                module = cst.Module(body=[])
-            text = module.code_for_node(branch.node.test)
-            sense = side if branch.branch == 0 else not side
-            return sense, (
-                f"under `if {text}:`" if branch.branch == 0 else f"in the `else` of `if {text}:`"
-            )
-    function = site.function
-    if function is not None and any(
-        last(_decorator_name(d.decorator)) in _ONLY_MAIN for d in function.decorators
-    ):
-        return MAIN, ""
-    return None
-
-
-def _decorator_name(node: cst.BaseExpression) -> str:
-    target = node.func if type(node) is cst.Call else node
-    return dotted(target) or ""

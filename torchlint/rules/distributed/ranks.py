@@ -10,6 +10,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.names import dotted
+from torchlint.rules.distributed.sites import CallSite, last
 
 # The flag or predicate that holds on the main process only.
 _MAIN_FLAG = re.compile(
@@ -21,6 +22,8 @@ _RANK = re.compile(r"(^|_)rank$|^get_(local_|global_)?rank$|^(local_)?process_in
 _NOT_DISTRIBUTED = re.compile(r"distributed|ddp|is_initialized|world_size|num_processes|multi_gpu")
 
 MAIN, OTHERS = True, False
+# Decorators that run the function on the main process only.
+_ONLY_MAIN = {"rank_zero_only", "main_process_only", "on_main_process"}
 
 
 def main_side(test: cst.BaseExpression) -> bool | None:
@@ -103,3 +106,30 @@ def _rank_comparison(test: cst.Comparison) -> bool | None:
     if isinstance(op, cst.NotEqual | cst.NotIn | cst.IsNot | cst.GreaterThan):
         return OTHERS
     return None
+
+
+def reached_by(site: CallSite) -> tuple[bool, str] | None:
+    """Which ranks reach `site` (MAIN / OTHERS) and the rank test that decides it, innermost
+    first; None when every rank does."""
+    module = None
+    for branch in reversed(site.branches):
+        side = main_side(branch.node.test)
+        if side is not None:
+            if module is None:
+                module = cst.Module(body=[])
+            text = module.code_for_node(branch.node.test)
+            sense = side if branch.branch == 0 else not side
+            return sense, (
+                f"under `if {text}:`" if branch.branch == 0 else f"in the `else` of `if {text}:`"
+            )
+    function = site.function
+    if function is not None and any(
+        last(_decorator_name(d.decorator)) in _ONLY_MAIN for d in function.decorators
+    ):
+        return MAIN, ""
+    return None
+
+
+def _decorator_name(node: cst.BaseExpression) -> str:
+    target = node.func if type(node) is cst.Call else node
+    return dotted(target) or ""
