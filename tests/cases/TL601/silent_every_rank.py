@@ -26,3 +26,16 @@ def save(model, rank, path):
     if rank == 0:
         torch.save(model.state_dict(), path)
     dist.barrier()
+
+
+class State:
+    def wait_for_everyone(self):
+        dist.barrier()
+
+    def main_process_first(self, is_main):
+        # The others wait while the main process goes first, then it waits for them.
+        if not is_main:
+            self.wait_for_everyone()
+        yield
+        if is_main:
+            self.wait_for_everyone()

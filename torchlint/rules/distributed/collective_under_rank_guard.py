@@ -64,7 +64,7 @@ class CollectiveUnderRankGuard(Rule):
             if side is None:
                 continue
             sense, test = side
-            if self._balanced(ctx, sites, site, found, sense):
+            if self._balanced(ctx, sites, site, found, sense, runs):
                 continue
             who = "the main process" if sense is MAIN else "every process but the main one"
             where = f" ({test})" if test else " (a function only the main process runs)"
@@ -122,7 +122,13 @@ class CollectiveUnderRankGuard(Rule):
         return runs
 
     def _balanced(
-        self, ctx: RuleContext, sites: Sites, site: CallSite, found: _Collective, sense: bool
+        self,
+        ctx: RuleContext,
+        sites: Sites,
+        site: CallSite,
+        found: _Collective,
+        sense: bool,
+        runs: dict[int, tuple[str, int]],
     ) -> bool:
         """The other ranks run the same collective in their own branch: `if rank == 0:
         broadcast(x) else: broadcast(y)`, or the barrier pair that lets the main process go
@@ -131,9 +137,10 @@ class CollectiveUnderRankGuard(Rule):
         for other in sites.in_function(site.function):
             if other is site:
                 continue
-            name = _direct(ctx, other)
-            if name is None:
+            other_found = self._collective(ctx, sites, other, runs)
+            if other_found is None:
                 continue
+            name = other_found.name
             same = last(name) == kind or (kind in _BARRIERS and last(name) in _BARRIERS)
             side = reached_by(other)
             if same and (side is None or side[0] is not sense):
