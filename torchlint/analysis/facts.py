@@ -59,7 +59,9 @@ class CrossEntropyInput:
 
 _COMMENT = re.compile(r"#[^\n]*")
 _DEVICE_WORDS = re.compile(
-    r"cuda|\.to\(|device|accelerat|xla|\bmps\b|npu|hpu|fabric|deepspeed|lightning|gpu",
+    # `npu` and the like as words of their own (`torch_npu`, `"xla"`), not inside `input`
+    r"cuda|\.to\(|device|accelerat|gpu|fabric|deepspeed|lightning"
+    r"|(?<![a-z])(xla|mps|npu|hpu|xpu)(?![a-z])",
     re.IGNORECASE,
 )
 

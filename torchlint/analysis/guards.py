@@ -127,8 +127,40 @@ def _guard_rank(kind: GuardKind) -> int:
 
 
 def _mentions_rank(node: cst.BaseExpression) -> bool:
-    text = (dotted(node) or expr_text(node)).lower()
-    return any(word in text for word in _RANK_WORDS)
+    """Whether a name, attribute or string in the expression says rank (`rank == 0`,
+    `accelerator.is_main_process`), read from its nodes (generating its code costs more)."""
+    stack: list[cst.BaseExpression] = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Name or kind is cst.SimpleString:
+            text = current.value  # type: ignore[attr-defined]
+        elif kind is cst.Attribute:
+            assert isinstance(current, cst.Attribute)
+            stack.append(current.value)
+            text = current.attr.value
+        elif kind is cst.Call:
+            assert isinstance(current, cst.Call)
+            stack.append(current.func)
+            stack.extend(a.value for a in current.args)
+            continue
+        elif kind is cst.Comparison:
+            assert isinstance(current, cst.Comparison)
+            stack.append(current.left)
+            stack.extend(c.comparator for c in current.comparisons)
+            continue
+        elif kind is cst.BinaryOperation or kind is cst.BooleanOperation:
+            stack.append(current.left)  # type: ignore[attr-defined]
+            stack.append(current.right)  # type: ignore[attr-defined]
+            continue
+        elif kind is cst.Integer or kind is cst.Float:
+            continue
+        else:
+            text = expr_text(current)
+        lowered = text.lower()
+        if any(word in lowered for word in _RANK_WORDS):
+            return True
+    return False
 
 
 def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:

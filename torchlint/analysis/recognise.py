@@ -425,6 +425,8 @@ class CallRecogniser:
         if type(receiver_node) is cst.Call and dotted(receiver_node.func) == "super":
             self.call_event(node, ("super", method))
             return
+        if method in _MODULE_ONLY_METHODS and _is_method_call(receiver_node, "cpu"):
+            self.module_move(receiver_node)  # `m.cpu().parameters()`: a module, not a tensor
         receiver = expr_text(_moved_object(receiver_node))
         project_class = self.walk.project_class_of(receiver)
         if project_class is not None and "." in project_class:
@@ -475,6 +477,15 @@ class CallRecogniser:
             self.call_event(node, ("method", receiver, method))
         else:
             self.call_event(node, ("method", receiver, method))
+
+    def module_move(self, node: cst.BaseExpression) -> None:
+        """Forget the host sync recorded for a `.cpu()` that turns out to move a module (calls
+        are recorded inner first, so the module method comes after it)."""
+        events = self.walk.scope.events
+        for i in range(len(events) - 1, max(len(events) - 8, -1), -1):
+            if events[i].node is node and events[i].kind is Kind.HOST_SYNC:
+                del events[i]
+                return
 
     def moves_to_device(self, node: cst.Call) -> bool:
         """`.cuda()`, `.to(device)`, `.to("cuda:0")`, `.to(device=...)` — not `.to(torch.float16)`
@@ -658,6 +669,20 @@ class CallRecogniser:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+# Methods only an `nn.Module` has: what they are called on is a module, not a tensor.
+_MODULE_ONLY_METHODS = {
+    "parameters", "named_parameters", "state_dict", "load_state_dict", "modules",
+    "named_modules", "children", "buffers", "named_buffers",
+}  # fmt: skip
+
+
+def _is_method_call(node: cst.BaseExpression, method: str) -> bool:
+    return (
+        type(node) is cst.Call
+        and type(node.func) is cst.Attribute
+        and node.func.attr.value == method
+    )
 
 
 def _copies_host_data(qual: str, call: cst.Call) -> bool:

@@ -67,7 +67,10 @@ class Roles:
         role = _ROLE_OF.get(value.what)
         if role is not None:
             return role
-        return self.role(receiver, event.scope)
+        role = self.role(receiver, event.scope)
+        if role == "scheduler" and not _lr_step_arguments(event.node):
+            return None  # `pp_schedule.step(inputs, target=labels)`: runs micro-batches
+        return role
 
     def role(self, text: str | None, scope: Scope | None = None) -> str | None:
         if not text:
@@ -84,6 +87,18 @@ class Roles:
         if looks_like_optimizer(text):
             return "optimizer"
         return None
+
+
+def _lr_step_arguments(node: cst.CSTNode) -> bool:
+    """Whether a `.step(...)` call could be an LR scheduler's: `step()`, `step(epoch)`,
+    `step(val_loss)` (`ReduceLROnPlateau`), timm's `step(epoch, metric)`, `step(epoch=...)`; not a
+    pipeline-parallel schedule's `step(*inputs, target=..., losses=...)`."""
+    if type(node) is not cst.Call:
+        return True
+    positional = [a for a in node.args if a.keyword is None]
+    if len(positional) > 2 or any(a.star for a in node.args):
+        return False
+    return all(a.keyword.value in ("epoch", "metrics") for a in node.args if a.keyword is not None)
 
 
 _ROLE_OF = {

@@ -7,11 +7,11 @@ fc = torch.nn.Linear(4, 1)
 optimizer = torch.optim.SGD(fc.parameters(), lr=0.1)
 
 for step in range(1000):
-    x = torch.randn(32, 4)
-    y = x.sum(1, keepdim=True)
+    input = torch.randn(32, 4)  # names such as `input` hold no device word
+    y = input.sum(1, keepdim=True)
     optimizer.zero_grad()
-    output = F.smooth_l1_loss(fc(x), y)
+    output = F.smooth_l1_loss(fc(input), y)
     loss = output.item()
     output.backward()
     optimizer.step()
-    print(loss, fc(x).detach().numpy().mean())
+    print(loss, fc(input).detach().numpy().mean())
