@@ -42,10 +42,12 @@ class UnsafeTorchLoad(Rule):
     def check(self, ctx: RuleContext) -> None:
         if ctx.torch_floor is not None and ctx.torch_floor >= _SAFE_DEFAULT:
             return  # every supported PyTorch defaults to `weights_only=True`
-        objects = _whole_objects(ctx)
-        for use in ctx.facts.watched_calls:
-            if use.qualname in _LOADS and not use.compat:
-                self._check(ctx, use, objects)
+        loads = [u for u in ctx.facts.watched_calls if u.qualname in _LOADS and not u.compat]
+        if not loads:
+            return
+        objects = _whole_objects(ctx)  # walks the module: only for files that load
+        for use in loads:
+            self._check(ctx, use, objects)
 
     def _check(self, ctx: RuleContext, use: ApiUse, objects: str | None) -> None:
         call = use.node

@@ -14,7 +14,8 @@ from torchlint.rules.distributed.sites import CallSite, Sites, last, mentions, s
 
 _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 _SAMPLER_CLASS = re.compile(r"\w*Sampler")
-_RELEVANT = re.compile(r"sampler")
+_RELEVANT = re.compile(r"shuffle\s*=\s*True|,\s*True\s*,")
+_SAMPLER_TEXT = re.compile(r"[Ss]ampler")
 _BATCH_EXCLUSIVE = "batch_size, shuffle, sampler, and drop_last"
 
 
@@ -29,7 +30,7 @@ class SamplerWithShuffle(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT):
+        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _SAMPLER_TEXT):
             return
         sites = sites_of(ctx)
         for site in sites.calls:

@@ -53,6 +53,7 @@ _DEEPSPEED_SKIPS = (
     "partitioning (the engine's `step()` then updates from gradients it never reduced)"
 )
 _RELEVANT = re.compile(r"accelerate|fabric|deepspeed")
+_PLAIN_BACKWARD = re.compile(r"\.backward\(\s*\)")
 
 
 class BackwardBypassesFramework(Rule):
@@ -67,7 +68,7 @@ class BackwardBypassesFramework(Rule):
     fixable = True
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT):
+        if not mentions(ctx, _PLAIN_BACKWARD) or not mentions(ctx, _RELEVANT):
             return
 
         sites = sites_of(ctx)

@@ -30,7 +30,12 @@ _FRAMEWORK_COLLECTIVES = {
 }  # fmt: skip
 _FRAMEWORK_OBJECTS = re.compile(r"accelerator|fabric|strategy")
 _BARRIERS = {"barrier", "monitored_barrier", "wait_for_everyone"}
-_RELEVANT = re.compile(r"distributed|accelerat|fabric|lightning|rank_zero_only")
+# A file is walked only when it names a collective and a rank test.
+_RELEVANT = re.compile(
+    r"all_reduce|all_gather|broadcast|barrier|wait_for_everyone|gather|reduce_scatter|"
+    r"\breduce\(|scatter|all_to_all"
+)
+_RANK_TEXT = re.compile(r"rank|main_process|is_master|is_main|global_zero|master_process")
 
 
 @dataclass(frozen=True)
@@ -52,7 +57,7 @@ class CollectiveUnderRankGuard(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT):
+        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _RANK_TEXT):
             return
         sites = sites_of(ctx)
         runs = self._functions_running_collectives(ctx, sites)

@@ -13,6 +13,7 @@ from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.distributed.sites import CallSite, Sites, mentions, sites_of
 
 _RELEVANT = re.compile(r"LightningModule")
+_CALLS = re.compile(r"\.backward\(\s*\)|\.step\(")
 _AGAIN = {
     "optimizer": (
         "Lightning steps every optimizer itself after `training_step` returns, so each batch "
@@ -38,7 +39,7 @@ class ManualStepInTrainingStep(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT):
+        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _CALLS):
             return
         sites = sites_of(ctx)
         module = ctx.facts.parsed.module

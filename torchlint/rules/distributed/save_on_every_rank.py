@@ -22,6 +22,7 @@ _DISTRIBUTED_SETUP = {
 # A test or a path that already tells the ranks apart (a per-rank file is meant to be written
 # by every rank: `f"shard_{rank}.pt"`).
 _PER_RANK = re.compile(r"rank|main|master|zero|process_index|local_process|is_global", re.I)
+_SAVE_TEXT = re.compile(r"\bsave\(")
 _RELEVANT = re.compile(r"init_process_group|DistributedDataParallel|FullyShardedDataParallel")
 
 
@@ -36,7 +37,7 @@ class SaveOnEveryRank(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT):
+        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _SAVE_TEXT):
             return
         sites = sites_of(ctx)
         distributed = {

@@ -51,6 +51,10 @@ class Sites:
 
 
 class _Walk(cst.CSTVisitor):
+    """One pass over the module. `on_visit` / `on_leave` are overridden with a dispatch on the
+    node's type: the generic `visit_<Type>` lookup costs a string and an attribute search per
+    node, which is most of the price of a walk."""
+
     def __init__(self, sites: Sites) -> None:
         self.sites = sites
         self.functions: list[cst.FunctionDef] = []
@@ -58,15 +62,37 @@ class _Walk(cst.CSTVisitor):
         self.branches: list[Branch] = []
         self.saved: list[list[Branch]] = []
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not self.classes and not self.functions:
-            self.sites.classes[node.name.value] = node
-        self.classes.append(node.name.value)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node)
+        if kind is cst.Call:
+            self._call(node)  # type: ignore[arg-type]
+        elif kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._bind(target.target, node.value)  # type: ignore[attr-defined]
+        elif kind is cst.AnnAssign:
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._bind(node.target, node.value)  # type: ignore[attr-defined]
+        elif kind is cst.If:
+            self._if(node)  # type: ignore[arg-type]
+            return False
+        elif kind is cst.FunctionDef:
+            self._enter_function(node)  # type: ignore[arg-type]
+        elif kind is cst.ClassDef:
+            name = node.name.value  # type: ignore[attr-defined]
+            if not self.classes and not self.functions:
+                self.sites.classes[name] = node  # type: ignore[assignment]
+            self.classes.append(name)
+        return True
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self.classes.pop()
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        kind = type(original_node)
+        if kind is cst.FunctionDef:
+            self.functions.pop()
+            self.branches = self.saved.pop()
+        elif kind is cst.ClassDef:
+            self.classes.pop()
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def _enter_function(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         if not self.functions and self.classes:
             self.sites.methods[(self.classes[-1], name)] = node
@@ -77,11 +103,7 @@ class _Walk(cst.CSTVisitor):
         self.saved.append(self.branches)
         self.branches = []
 
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.functions.pop()
-        self.branches = self.saved.pop()
-
-    def visit_If(self, node: cst.If) -> bool:
+    def _if(self, node: cst.If) -> None:
         node.test.visit(self)
         self.branches.append(Branch(node, 0))
         node.body.visit(self)
@@ -93,15 +115,6 @@ class _Walk(cst.CSTVisitor):
             else:
                 node.orelse.body.visit(self)
             self.branches.pop()
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value)
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         scope = id(self.functions[-1]) if self.functions else 0
@@ -116,7 +129,7 @@ class _Walk(cst.CSTVisitor):
             self.sites.assigned.setdefault((scope, name), []).append(value)
             self.sites.targets.setdefault(id(value), []).append(name)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: cst.Call) -> None:
         function = self.functions[-1] if self.functions else None
         self.sites.calls.append(
             CallSite(
