@@ -3,7 +3,6 @@ and the uses of watched APIs."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -57,15 +56,6 @@ class CrossEntropyInput:
     criterion_value: Value | None = None  # what the called object holds (see values.py)
 
 
-_COMMENT = re.compile(r"#[^\n]*")
-_DEVICE_WORDS = re.compile(
-    # `npu` and the like as words of their own (`torch_npu`, `"xla"`), not inside `input`
-    r"cuda|\.to\(|device|accelerat|gpu|fabric|deepspeed|lightning"
-    r"|(?<![a-z])(xla|mps|npu|hpu|xpu)(?![a-z])",
-    re.IGNORECASE,
-)
-
-
 @dataclass
 class ModuleFacts:
     parsed: ParsedSource
@@ -109,13 +99,6 @@ class ModuleFacts:
             if found is not None:
                 return found
         return None
-
-    @property
-    def mentions_device(self) -> bool:
-        """Whether the file ever names a device or moves anything (`.cuda()`, `.to(...)`,
-        `device`, an accelerator): a script that never does runs on the CPU."""
-        code = _COMMENT.sub("", self.parsed.text)
-        return bool(_DEVICE_WORDS.search(code))
 
     @property
     def loops(self) -> list[LoopFrame]:

@@ -331,10 +331,3 @@ def is_main_guard(statement: cst.BaseStatement) -> bool:
         if isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__"
     ]
     return len(names) == 1 and len(strings) == 1
-
-
-def runs_on_host(facts: ModuleFacts, model: LoopModel) -> bool:
-    """A script's loop (at module level, or in a function with no parameters) in a file that
-    never names a device: its tensors live on the CPU, where reading them is no device sync."""
-    scope = model.loop.scope
-    return not facts.mentions_device and (scope.is_module or not scope.params)

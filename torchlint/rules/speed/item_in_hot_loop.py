@@ -7,7 +7,6 @@ import re
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
 from torchlint.analysis.model import Kind
 from torchlint.analysis.names import last_segment
-from torchlint.analysis.training import runs_on_host
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -62,8 +61,6 @@ class ItemInHotLoop(Rule):
         for model in ctx.step_loops:  # an epoch loop: its own syncs run once per epoch
             if _steps_an_environment(model):
                 continue  # RL: acting in the environment needs host values on every step
-            if runs_on_host(ctx.facts, model):
-                continue  # a CPU-only script: reading a tensor waits for nothing
             for e in model.events:
                 if e.kind is Kind.HOST_SYNC and self._fires(e):
                     ctx.report(
