@@ -470,9 +470,7 @@ def test_fix_keeps_line_endings_encoding_and_bom(
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Fixed 3 errors." in result.stdout
     assert crlf.read_bytes() == (
-        b"import torch\r\n"
-        b'scaler = torch.amp.GradScaler("cuda")\r\n'
-        b"x = 1  \r\n"
+        b'import torch\r\nscaler = torch.amp.GradScaler("cuda")\r\nx = 1  \r\n'
     )
     assert latin.read_bytes() == (
         b"# -*- coding: latin-1 -*-\n"
