@@ -18,9 +18,8 @@ MISSING_STEP_AND_ITEM = MISSING_STEP + "    print(loss.item())\n"
 
 # TL204 (warning), whose safe fix also inserts an `import torch` line.
 DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-FIXED_SCALER = (
-    'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n'
-)
+# The fix also drops the import it leaves unused (its line becomes `import torch`).
+FIXED_SCALER = 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
 
 CLEAN = "import torch\nx = torch.zeros(3)\n"
 

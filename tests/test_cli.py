@@ -23,9 +23,7 @@ if TYPE_CHECKING:
 
 
 DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-FIXED_SCALER = (
-    'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n'
-)
+FIXED_SCALER = 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
 
 CONCISE_LINE = re.compile(
     r"^(?P<path>[^:]+):(?P<row>\d+):(?P<col>\d+): (?P<code>TL\d{3})( \[\*\])? .+$"
@@ -472,14 +470,10 @@ def test_fix_keeps_line_endings_encoding_and_bom(
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Fixed 3 errors." in result.stdout
     assert crlf.read_bytes() == (
-        b"from torch.cuda.amp import GradScaler\r\n"
-        b"import torch\r\n"
-        b'scaler = torch.amp.GradScaler("cuda")\r\n'
-        b"x = 1  \r\n"
+        b'import torch\r\nscaler = torch.amp.GradScaler("cuda")\r\nx = 1  \r\n'
     )
     assert latin.read_bytes() == (
         b"# -*- coding: latin-1 -*-\n"
-        b"from torch.cuda.amp import GradScaler\n"
         b"import torch\n"
         b'greeting = "caf\xe9"\n'
         b'scaler = torch.amp.GradScaler("cuda", init_scale=2.0)\n'
@@ -498,8 +492,8 @@ def test_diff_writes_nothing(tmp_path: Path, run_torchlint: RunTorchlint) -> Non
     assert result.stdout.splitlines() == [
         "--- a/amp.py",
         "+++ b/amp.py",
-        "@@ -1,2 +1,3 @@",
-        " from torch.cuda.amp import GradScaler",
+        "@@ -1,2 +1,2 @@",
+        "-from torch.cuda.amp import GradScaler",
         "-scaler = GradScaler()",
         "+import torch",
         '+scaler = torch.amp.GradScaler("cuda")',

@@ -29,9 +29,7 @@ from torchlint.fixer import (
 from torchlint.selection import RuleSelection
 
 DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-FIXED_SCALER = (
-    'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n'
-)
+FIXED_SCALER = 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
 
 
 def edit(content: str, start: tuple[int, int], end: tuple[int, int] | None = None) -> Edit:

@@ -101,6 +101,28 @@ def test_tl201_scales_the_loss() -> None:
     assert "    (scaler.scale(loss / 4)).backward()\n" in fixed
 
 
+def test_tl201_also_steps_through_the_scaler() -> None:
+    """Scaling the loss alone would leave `optimizer.step()` applying scaled gradients (TL202):
+    the one fix routes the step through the scaler and adds the update."""
+    fixed = _fixed(
+        """\
+        import torch
+        scaler = torch.amp.GradScaler("cuda")
+        for x in data:
+            optimizer.zero_grad()
+            with torch.autocast("cuda"):
+                loss = model(x).sum()
+            loss.backward()
+            optimizer.step()
+        """,
+        "TL201",
+    )
+    assert (
+        "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n"
+        in (fixed)
+    )
+
+
 def test_tl202_steps_through_the_scaler_and_adds_update() -> None:
     fixed = _fixed(
         """\
@@ -168,7 +190,8 @@ def test_tl108_detaches_what_is_kept() -> None:
         """,
         "TL108",
     )
-    assert "total += loss.item()" in fixed
+    # In a training loop, never `.item()`: that would be a host sync per step (TL301).
+    assert "total += loss.detach()" in fixed
     assert "history.append((loss * 2).detach())" in fixed
 
 
@@ -195,6 +218,38 @@ def test_tl106_decorates_the_evaluation_function_and_imports_torch() -> None:
     assert "import torch\n" in fixed
     assert "\n@torch.no_grad()\ndef evaluate_loop(model, loader):\n" in fixed
     assert analyze(fixed, "t.py", RuleSelection(select=("TL106",))) == []
+
+
+def test_tl106_never_decorates_a_function_that_also_trains() -> None:
+    """The evaluation loop sits in `run()`, which also trains through `train_one_epoch()`:
+    `@torch.no_grad()` on `run()` would turn training off, so neither the message nor a fix
+    suggests it; wrapping the loop is the advice."""
+    source = textwrap.dedent(
+        """\
+        import torch
+
+
+        def train_one_epoch(model, loader, optimizer):
+            model.train()
+            for x, y in loader:
+                optimizer.zero_grad()
+                torch.nn.functional.cross_entropy(model(x), y).backward()
+                optimizer.step()
+
+
+        def run(model, train_loader, val_loader, optimizer, epochs):
+            for epoch in range(epochs):
+                train_one_epoch(model, train_loader, optimizer)
+                model.eval()
+                correct = 0
+                for x, y in val_loader:
+                    correct += (model(x).argmax(1) == y).sum()
+        """
+    )
+    found = [d for d in analyze(source, "t.py", RuleSelection(select=("TL106",)))]
+    assert len(found) == 1 and found[0].fix is None
+    assert "decorate" not in found[0].message
+    assert "wrap the loop in `with torch.no_grad():`" in found[0].message
 
 
 def test_tl305_leaves_chains_and_generators_alone_and_marks_random_unsafe() -> None:

@@ -31,9 +31,20 @@ CASES = {
         "import torch\ns = torch.cuda.amp.GradScaler(2.0**10, 2.0)\n",
         'import torch\ns = torch.amp.GradScaler("cuda", 2.0**10, 2.0)\n',
     ),
-    "from_import_adds_import_torch": (
+    "from_import_becomes_import_torch": (
         "from torch.cuda.amp import autocast\n\nwith autocast():\n    pass\n",
-        "from torch.cuda.amp import autocast\nimport torch\n\n"
+        'import torch\n\nwith torch.amp.autocast("cuda"):\n    pass\n',
+    ),
+    "from_import_removed_when_torch_is_imported": (
+        "import torch\nfrom torch.cuda.amp import autocast\n\n"
+        "with autocast():\n    pass\nwith autocast(dtype=torch.bfloat16):\n    pass\n",
+        'import torch\n\nwith torch.amp.autocast("cuda"):\n    pass\n'
+        'with torch.amp.autocast("cuda", dtype=torch.bfloat16):\n    pass\n',
+    ),
+    "one_name_of_two_removed": (
+        "import torch\nfrom torch.cuda.amp import autocast, custom_fwd\n\n"
+        "with autocast():\n    pass\n",
+        "import torch\nfrom torch.cuda.amp import custom_fwd\n\n"
         'with torch.amp.autocast("cuda"):\n    pass\n',
     ),
     "aliased_torch_is_reused": (
@@ -52,8 +63,8 @@ CASES = {
     "two_uses_one_import": (
         "from torch.cuda.amp import GradScaler, autocast\n"
         "scaler = GradScaler()\nwith autocast():\n    pass\n",
-        "from torch.cuda.amp import GradScaler, autocast\nimport torch\n"
-        'scaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda"):\n    pass\n',
+        'import torch\nscaler = torch.amp.GradScaler("cuda")\nwith torch.amp.autocast("cuda"):\n'
+        "    pass\n",
     ),
     "decorator": (
         "import torch\n\n\n@torch.cuda.amp.autocast()\ndef forward(x):\n    return x\n",
@@ -89,3 +100,16 @@ def test_reference_without_call_is_reported_but_not_fixed() -> None:
     [diag] = analyze(text, "t.py", TL204)
     assert diag.fix is None
     assert fix_text(text, "t.py", TL204, unsafe=False).text == text
+
+
+def test_import_kept_while_another_reference_remains() -> None:
+    """`ctx = autocast` still needs the name: the call is rewritten, the import stays."""
+    before = (
+        "import torch\nfrom torch.cuda.amp import autocast\n\nctx = autocast\n"
+        "with autocast():\n    pass\n"
+    )
+    result = fix_text(before, "t.py", TL204, unsafe=False)
+    assert result.text == (
+        "import torch\nfrom torch.cuda.amp import autocast\n\nctx = autocast\n"
+        'with torch.amp.autocast("cuda"):\n    pass\n'
+    )

@@ -32,9 +32,7 @@ for x, y in [(torch.randn(4, 2), torch.randn(4, 1))]:
 """
 CLEAN = "import torch\n\nx = torch.zeros(3)\n"
 DEPRECATED_SCALER = "from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
-FIXED_SCALER = (
-    'from torch.cuda.amp import GradScaler\nimport torch\nscaler = torch.amp.GradScaler("cuda")\n'
-)
+FIXED_SCALER = 'import torch\nscaler = torch.amp.GradScaler("cuda")\n'
 
 
 def git(*args: str, cwd: Path, env: dict[str, str]) -> str:

@@ -17,7 +17,12 @@ from torchlint.rules.api.unsafe_torch_load import UnsafeTorchLoad
 from torchlint.rules.api.unstable_log_exp import UnstableLogExp
 from torchlint.rules.base import Rule
 from torchlint.rules.data.missing_set_epoch import MissingSetEpoch
+from torchlint.rules.data.sampler_with_shuffle import SamplerWithShuffle
 from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
+from torchlint.rules.distributed.backward_bypasses_framework import BackwardBypassesFramework
+from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUnderRankGuard
+from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
+from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
@@ -71,6 +76,11 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             RequireGradTypo,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
+            CollectiveUnderRankGuard,
+            SamplerWithShuffle,
+            BackwardBypassesFramework,
+            ManualStepInTrainingStep,
+            SaveOnEveryRank,
         ),
         key=lambda rule: rule.code,
     )

@@ -28,7 +28,7 @@ class Rule:
 
     code: ClassVar[str]
     name: ClassVar[str]
-    family: ClassVar[str]  # "loop" | "amp" | "speed" | "data" | "api" | "syntax"
+    family: ClassVar[str]  # "loop" | "amp" | "speed" | "data" | "dist" | "api" | "syntax"
     severity: ClassVar[Severity]
     summary: ClassVar[str]  # one line, shown by `torchlint rules` and in SARIF
     default_enabled: ClassVar[bool] = True

@@ -9,23 +9,43 @@ from torchlint.analysis.model import Kind
 from torchlint.analysis.training import uses_autocast, visible_scaler
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import insert_line_after, statement_of
 
 _SCALER_EVENTS = (Kind.SCALER_UPDATE, Kind.SCALER_UNSCALE)
 
 
-def _scale_fix(ctx: RuleContext, e: IterEvent, scaler: str) -> Fix | None:
-    """`loss.backward()` -> `scaler.scale(loss).backward()`."""
+def _scale_fix(ctx: RuleContext, e: IterEvent, scaler: str, events: list[IterEvent]) -> Fix | None:
+    """`loss.backward()` -> `scaler.scale(loss).backward()`, and the optimizer steps after it
+    through the scaler (`scaler.step(optimizer)`, then one `scaler.update()`): a scaled loss
+    stepped directly would apply gradients still multiplied by the scale (TL202)."""
     call = e.event.node
     if e.via_call is not None or not isinstance(call, cst.Call):
         return None  # the scaler's name belongs to the loop's scope, not the helper's
     if not isinstance(call.func, cst.Attribute):
         return None
     loss = call.func.value
-    return ctx.fix(
-        "unsafe",
-        f"Scale the loss with `{scaler}`",
-        ctx.replace(loss, f"{scaler}.scale({ctx.text(loss)})"),
-    )
+    edits = [ctx.replace(loss, f"{scaler}.scale({ctx.text(loss)})")]
+    steps = [
+        o
+        for o in events
+        if o.kind is Kind.STEP and o.index > e.index and o.related(e) and not o.exclusive_with(e)
+    ]
+    direct = [o for o in steps if o.event.via == "optimizer"]
+    for step in direct:
+        node = step.event.node
+        if step.via_call is not None or not isinstance(node, cst.Call) or node.args:
+            return None
+        if not isinstance(node.func, cst.Attribute):
+            return None
+        edits.append(ctx.replace(node, f"{scaler}.step({ctx.text(node.func.value)})"))
+    updated = any(o.kind is Kind.SCALER_UPDATE and o.related(e) for o in events)
+    if direct and not updated:
+        statement = statement_of(ctx, steps[-1].event.node)
+        insert = insert_line_after(ctx, statement, f"{scaler}.update()") if statement else None
+        if insert is None:
+            return None
+        edits.append(insert)
+    return ctx.fix("unsafe", f"Scale the loss with `{scaler}`", *edits)
 
 
 def _uses_scaler(e: IterEvent) -> bool:
@@ -68,5 +88,5 @@ class UnscaledBackward(Rule):
                     f"although the GradScaler `{scaler}` is in use, so small float16 gradients "
                     f"underflow to zero; call `{scaler}.scale({e.event.subject or 'loss'})"
                     ".backward()`.",
-                    fix=_scale_fix(ctx, e, scaler),
+                    fix=_scale_fix(ctx, e, scaler, events),
                 )

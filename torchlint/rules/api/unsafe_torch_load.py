@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.facts import ApiUse
+from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import add_keyword, is_literal, keyword, named, positional, starred
 from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.distributed.sites import sites_of
 
 _LOADS = {"torch.load", "torch.serialization.load"}
+_SAVES = {"torch.save", "torch.serialization.save"}
+# What `weights_only=True` refuses: a whole module, an `argparse.Namespace` or a config object
+# saved in the checkpoint. Saved under such a name (or loaded and then used as a module), the
+# file's checkpoints are more than tensors and primitive containers.
+_OBJECT_NAMES = re.compile(
+    r"(^|_)(model|net|module|args|opt|opts|config|cfg|hparams|hyper_params|namespace)$"
+)
+_MODULE_USES = {"eval", "train", "parameters", "named_parameters", "forward", "modules"}
 # From PyTorch 2.6 `weights_only` defaults to True (unless a `pickle_module` is passed).
 _SAFE_DEFAULT = (2, 6)
 
@@ -25,16 +37,19 @@ class UnsafeTorchLoad(Rule):
     )
     fixable = True
     min_torch = (1, 13)  # `weights_only` exists from PyTorch 1.13
-    watches = frozenset(_LOADS)
+    watches = frozenset(_LOADS | _SAVES)
 
     def check(self, ctx: RuleContext) -> None:
         if ctx.torch_floor is not None and ctx.torch_floor >= _SAFE_DEFAULT:
             return  # every supported PyTorch defaults to `weights_only=True`
-        for use in ctx.facts.watched_calls:
-            if use.qualname in _LOADS and not use.compat:
-                self._check(ctx, use)
+        loads = [u for u in ctx.facts.watched_calls if u.qualname in _LOADS and not u.compat]
+        if not loads:
+            return
+        objects = _whole_objects(ctx)  # walks the module: only for files that load
+        for use in loads:
+            self._check(ctx, use, objects)
 
-    def _check(self, ctx: RuleContext, use: ApiUse) -> None:
+    def _check(self, ctx: RuleContext, use: ApiUse, objects: str | None) -> None:
         call = use.node
         assert isinstance(call, cst.Call)
         if keyword(call, "weights_only") is not None or starred(call, "**"):
@@ -58,11 +73,67 @@ class UnsafeTorchLoad(Rule):
         if not starred(call, "*"):  # `*args` may hold a pickle_module
             edit = add_keyword(ctx, call, "weights_only=True")
             if edit is not None:
-                fix = ctx.fix("safe", "Add `weights_only=True`", edit)
+                fix = ctx.fix("unsafe" if objects else "safe", "Add `weights_only=True`", edit)
+        caveat = ""
+        if objects:
+            caveat = (
+                f" This file's checkpoints hold whole objects ({objects}), which "
+                "`weights_only=True` refuses to load: such loads already fail on PyTorch 2.6 "
+                "and later, where it is the default; save state_dicts and plain values, or "
+                "pass `weights_only=False` for files you trust."
+            )
         ctx.report(
             call,
             f"{name} without `weights_only` unpickles arbitrary objects on PyTorch before 2.6, "
             "so a crafted checkpoint runs code when loaded; pass `weights_only=True` (or "
-            "`weights_only=False` for a file you trust that holds more than tensors).",
+            f"`weights_only=False` for a file you trust that holds more than tensors).{caveat}",
             fix=fix,
         )
+
+
+def _whole_objects(ctx: RuleContext) -> str | None:
+    """What shows that the file's checkpoints hold more than tensors (`torch.save(model, ...)`,
+    `{"args": args}` saved, a loaded value used as a module), for the message; else None."""
+    for use in ctx.facts.watched_calls:
+        call = use.node
+        if not isinstance(call, cst.Call) or not call.args:
+            continue
+        if use.qualname in _SAVES:
+            saved = _saved_object(call.args[0].value)
+            if saved is not None:
+                return f"`{saved}` saved at line {ctx.line_of(call)}"
+    for node in _module_uses_of_loads(ctx):
+        return f"`{ctx.text(node)}` at line {ctx.line_of(node)} uses a loaded module"
+    return None
+
+
+def _saved_object(value: cst.BaseExpression) -> str | None:
+    """`model` in `torch.save(model, path)`, `args` in `torch.save({"args": args, ...}, path)`."""
+    if isinstance(value, cst.Name | cst.Attribute):
+        text = dotted(value) or ""
+        return text if _OBJECT_NAMES.search(text.rsplit(".", 1)[-1]) else None
+    if type(value) is cst.Dict:
+        for element in value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(
+                element.value, cst.Name | cst.Attribute
+            ):
+                found = _saved_object(element.value)
+                if found is not None:
+                    return found
+    return None
+
+
+def _module_uses_of_loads(ctx: RuleContext) -> list[cst.CSTNode]:
+    """`torch.load(path).eval()`, or `model = torch.load(path)` then `model.eval()`."""
+    sites = sites_of(ctx)
+    loads = [u.node for u in ctx.facts.watched_calls if u.qualname in _LOADS]
+    names = {name for load in loads for name in sites.targets.get(id(load), [])}
+    ids = {id(load) for load in loads}
+    found: list[cst.CSTNode] = []
+    for site in sites.calls:
+        func = site.call.func
+        if type(func) is not cst.Attribute or func.attr.value not in _MODULE_USES:
+            continue
+        if id(func.value) in ids or (dotted(func.value) or "") in names:
+            found.append(site.call)
+    return found

@@ -13,7 +13,9 @@ from torchlint.analysis.training import (
     called_only_without_grad,
     context,
     grad_disabled,
+    is_opaque_call,
     opaque_training_step,
+    passes_optimizer,
 )
 from torchlint.diagnostics import Edit, Fix, Location, Severity
 from torchlint.project.callers import callers_elsewhere
@@ -56,14 +58,15 @@ class EvalWithoutNoGrad(Rule):
                 continue  # `with torch.no_grad(): evaluate(model, loader)` at every call site
             function = model.loop.scope
             torch, _ = torch_name(ctx)
-            where = "" if function.is_module else f" or decorate `{function.name}()` with it"
+            decorate = not function.is_module and not _also_trains(ctx, function)
+            where = f" or decorate `{function.name}()` with it" if decorate else ""
             ctx.report(
                 forward.event.node,
                 f"`{ctx.text(forward.event.node)}` runs in eval mode without "
                 f"`{torch}.no_grad()`, so autograd records a graph for every batch of the "
                 f"{model.loop.label} and holds its activations; wrap the loop in "
                 f"`with {torch}.no_grad():`{where}.",
-                fix=self._fix(ctx, function),
+                fix=self._fix(ctx, function) if decorate else None,
             )
 
     def _callers_disable_grad(self, ctx: RuleContext, function: Scope) -> bool:
@@ -111,8 +114,6 @@ class EvalWithoutNoGrad(Rule):
         """Decorate the evaluation function with `@torch.no_grad()` (it never trains)."""
         if function.is_module or any(d.kind is WithKind.NO_GRAD for d in function.decorators):
             return None
-        if any(e.kind in _TRAINING for e in function.events):
-            return None
         node = function.node
         assert isinstance(node, cst.FunctionDef)
         row = ctx.line_of(node.decorators[0].decorator if node.decorators else node)
@@ -128,3 +129,23 @@ class EvalWithoutNoGrad(Rule):
             f"Decorate `{function.name}()` with `@{torch}.no_grad()`",
             *edits,
         )
+
+
+def _also_trains(ctx: RuleContext, function: Scope, depth: int = 0) -> bool:
+    """Whether `function` also trains, itself or through the functions it calls: decorating it
+    with `no_grad` would then turn its training off."""
+    for event in function.events:
+        opaque_step = (
+            is_opaque_call(event) and bool(event.tensor_args) and passes_optimizer(event, ctx.roles)
+        )
+        if event.kind in _TRAINING or opaque_step:
+            return True
+        callee = event.callee if event.kind is Kind.CALL else None
+        if (
+            callee is not None
+            and callee is not function
+            and depth < 3
+            and _also_trains(ctx, callee, depth + 1)
+        ):
+            return True
+    return False

@@ -41,13 +41,21 @@ class LossAccumulatedWithGraph(Rule):
                 target, value = event.receiver or "total", parenthesized(ctx, event.value)
                 appending = isinstance(event.node, cst.Call)
                 kept = "list" if appending else "running total"
+                # In a training loop `.item()` would be a host sync on every step (TL301):
+                # a detached tensor is kept instead, and read once when it is reported.
+                detach = appending or self._in_training(ctx, event)
+                advice = (
+                    f"add `{value}.detach()` (and read the total with `.item()` when it is "
+                    "reported, not on every step)"
+                    if detach
+                    else f"add `{value}.item()` for a number or `{value}.detach()` for a tensor"
+                )
                 ctx.report(
                     event.node,
                     f"`{ctx.text(event.node)}` keeps `{value}` attached to its autograd graph, so "
                     f"the {kept} `{target}` holds every iteration's graph and activations alive "
-                    f"(memory grows each step); add `{value}.item()` for a number or "
-                    f"`{value}.detach()` for a tensor.",
-                    fix=self._fix(ctx, event, appending),
+                    f"(memory grows each step); {advice}.",
+                    fix=self._fix(ctx, event, detach),
                 )
 
     def _outlives_iteration(self, ctx: RuleContext, event: Event) -> bool:
@@ -82,9 +90,9 @@ class LossAccumulatedWithGraph(Rule):
             for other in event.scope.events
         )
 
-    def _fix(self, ctx: RuleContext, event: Event, appending: bool) -> Fix | None:
+    def _fix(self, ctx: RuleContext, event: Event, detach: bool) -> Fix | None:
         assert event.value is not None
-        method = "detach" if appending else "item"
+        method = "detach" if detach else "item"
         content = f"{parenthesized(ctx, event.value)}.{method}()"
         return ctx.fix("unsafe", f"Use `.{method}()`", ctx.replace(event.value, content))
 

@@ -1,0 +1,1 @@
+"""Rules of this family (distributed training and training frameworks); one rule per module."""

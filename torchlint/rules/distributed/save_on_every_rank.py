@@ -1,0 +1,77 @@
+"""TL604: `torch.save(..., path)` with no rank test in a function that sets up DDP / FSDP: every
+rank writes the same file at the same time."""
+
+from __future__ import annotations
+
+import re
+
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.distributed.ranks import reached_by
+from torchlint.rules.distributed.sites import CallSite, Sites, mentions, sites_of
+
+_SAVES = {"torch.save", "torch.serialization.save"}
+# What makes the function's processes the ranks of one job.
+_DISTRIBUTED_SETUP = {
+    "torch.distributed.init_process_group",
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+}
+# A test or a path that already tells the ranks apart (a per-rank file is meant to be written
+# by every rank: `f"shard_{rank}.pt"`).
+_PER_RANK = re.compile(r"rank|main|master|zero|process_index|local_process|is_global", re.I)
+_SAVE_TEXT = re.compile(r"\bsave\(")
+_RELEVANT = re.compile(r"init_process_group|DistributedDataParallel|FullyShardedDataParallel")
+
+
+class SaveOnEveryRank(Rule):
+    code = "TL604"
+    name = "save-on-every-rank"
+    family = "dist"
+    severity = Severity.WARNING
+    summary = (
+        "`torch.save(..., path)` with no rank test in a function that sets up DDP or FSDP: "
+        "every rank writes the same file at once."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _SAVE_TEXT):
+            return
+        sites = sites_of(ctx)
+        distributed = {
+            id(site.function)
+            for site in sites.calls
+            if (ctx.facts.imports.qualify(site.call.func) or "") in _DISTRIBUTED_SETUP
+        }
+        for site in sites.calls:
+            if (ctx.facts.imports.qualify(site.call.func) or "") not in _SAVES:
+                continue
+            if id(site.function) not in distributed or not _same_file_everywhere(ctx, sites, site):
+                continue
+            path = site.call.args[1].value
+            ctx.report(
+                site.call,
+                f"`torch.save(..., {ctx.text(path)})` runs on every rank of this DDP/FSDP run "
+                "with no rank test: all the processes write the same file at the same time, "
+                "which wastes I/O and can leave a truncated or interleaved checkpoint; save on "
+                "one rank (`if dist.get_rank() == 0:`; with FSDP, take the `state_dict()` on "
+                "every rank first, since it gathers the shards), then `dist.barrier()` before "
+                "anyone reads it.",
+            )
+
+
+def _same_file_everywhere(ctx: RuleContext, sites: Sites, site: CallSite) -> bool:
+    """The save runs on every rank (no rank test around it) and to a path that does not name
+    the rank."""
+    call = site.call
+    if len(call.args) < 2 or any(a.star for a in call.args):
+        return False
+    if reached_by(site) is not None:
+        return False
+    module = ctx.facts.parsed.module
+    for branch in site.branches:
+        if _PER_RANK.search(module.code_for_node(branch.node.test)):
+            return False  # a rank test we do not classify (`if args.rank % ngpus == 0:`)
+    return not _PER_RANK.search(module.code_for_node(call.args[1].value))
