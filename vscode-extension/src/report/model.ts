@@ -357,7 +357,7 @@ function overfitSections(payload: Json): Sections {
 }
 
 /** Gradient statuses, worst first. */
-const GRAD_STATUS_ORDER = ['nonfinite', 'none', 'zero', 'not_in_optimizer', 'ok', 'frozen'];
+const GRAD_STATUS_ORDER = ['nonfinite', 'none', 'zero', 'not_in_optimizer', 'ok', 'frozen', 'not_scanned'];
 
 const GRAD_STATUS_LABELS: Record<string, string> = {
     nonfinite: 'non-finite',
@@ -366,6 +366,7 @@ const GRAD_STATUS_LABELS: Record<string, string> = {
     not_in_optimizer: 'not in optimizer',
     ok: 'ok',
     frozen: 'frozen',
+    not_scanned: 'its optimizer did not step',
 };
 
 const GRAD_STATUS_TONES: Record<string, Tone> = {
@@ -375,6 +376,7 @@ const GRAD_STATUS_TONES: Record<string, Tone> = {
     not_in_optimizer: 'bad',
     ok: 'good',
     frozen: 'neutral',
+    not_scanned: 'neutral',
 };
 
 interface GradRow {
@@ -389,7 +391,7 @@ interface GradRow {
 
 /**
  * The parameters worst first: by status (non-finite, no gradient, zero, not in an optimizer, ok,
- * frozen), and among the healthy ones the update ratio furthest from the median first (in
+ * frozen, not scanned because their optimizer had not stepped yet), and among the healthy ones the update ratio furthest from the median first (in
  * orders of magnitude), where vanishing or exploding layers show.
  */
 export function sortGradRows(rows: GradRow[]): GradRow[] {
@@ -901,7 +903,7 @@ const VERDICT_TONES: Record<string, Tone> = {
  */
 export function gradsHeadline(payload: Json, findings: Finding[]): string {
     const params = arr(payload.params).filter(isRecord);
-    const wrong = params.filter((param) => !['ok', 'frozen'].includes(str(param.status) ?? 'ok'));
+    const wrong = params.filter((param) => !['ok', 'frozen', 'not_scanned'].includes(str(param.status) ?? 'ok'));
     if (wrong.length > 0) {
         const which = wrong.length === 1 ? `${str(wrong[0].name) ?? 'a parameter'} has` : `${wrong.length} of ${params.length} parameters have`;
         return `Problems: ${which} a wrong gradient`;

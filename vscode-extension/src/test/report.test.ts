@@ -115,6 +115,21 @@ describe('report model', () => {
         assert.equal(model.headline, "Problems: gradients not cleared; every parameter's gradient looks right");
     });
 
+    test('grads: parameters whose optimizer had not stepped are neither wrong nor first', () => {
+        // A GAN's generator within a short scan: its optimizer never stepped, so nothing was judged.
+        const params = grads.payload.params.map((param, index) => ({
+            ...param,
+            status: index < 2 ? 'not_scanned' : 'ok',
+        }));
+        const model = buildReport({ ...grads, payload: { ...grads.payload, params }, diagnostics: [] });
+        assert.ok(!model.headline.includes('wrong gradient'), model.headline);
+        const rows = table(model, 'Gradients (worst first)').rows;
+        assert.deepEqual(rows.slice(-2).map((row) => [row[2].text, row[2].tone]), [
+            ['its optimizer did not step', 'neutral'],
+            ['its optimizer did not step', 'neutral'],
+        ]);
+    });
+
     test('grads: the gradient table worst first, with links to where parameters are created', () => {
         const model = buildReport(grads);
         assert.equal(model.tone, 'bad');
