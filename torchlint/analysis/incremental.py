@@ -296,6 +296,13 @@ def block_starts(text: str) -> list[int]:
     return list(_split(text).starts)
 
 
+def complete_block_starts(text: str) -> list[int] | None:
+    """`block_starts`, or None when the scan stopped at a string it saw never closed (the
+    blocks it found are then not the text's)."""
+    split = _split(text)
+    return list(split.starts) if split.complete else None
+
+
 def _bracket_balance(segment: str) -> int:
     return (
         segment.count("(")

@@ -24,6 +24,11 @@ _EMPTY_MODULE = cst.Module(body=())
 
 def dotted(node: cst.BaseExpression) -> str | None:
     """`a.b.c` for a chain of names and attributes; None for anything else."""
+    kind = type(node)
+    if kind is _NAME:  # most calls: a plain name, without building a list
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is not _ATTRIBUTE:
+        return None
     parts: list[str] = []
     while type(node) is _ATTRIBUTE:
         parts.append(node.attr.value)

@@ -8,6 +8,8 @@ on every token of the file (about three parses' worth of work). We do much less:
    a `with` item, a decorator) that contains it, and the block indentation there.
 2. Only when a position is asked for, CPython's `ast` (a fraction of libcst's parse cost) gives
    the exact start of every statement and header; we align the two trees statement by statement.
+   `ast` parses only the top-level block asked about (the language server's scanner finds where
+   the blocks start), and the whole module when the scan and libcst disagree on the blocks.
 3. We generate code for the anchor alone, counting characters, and check that the generated text
    is really at that place in the source before trusting it.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from torchlint.analysis.incremental import complete_block_starts
 from torchlint.analysis.source import ParsedSource
 from torchlint.diagnostics import Location
 
@@ -188,42 +192,75 @@ class _Aligner:
         self.parsed = parsed
         self.starts: dict[int, int] = {}
         self.rows: dict[int, int] = {}
-        self._tree: list[ast.stmt] | None = None
+        self._tree: list[ast.stmt] | None = None  # the whole module's, when blocks did not do
         self._first_ast: list[int] = []  # ast index of each libcst top-level statement
-        self._aligned: set[int] = set()
+        self._blocks: list[int] | None = None  # where each top-level statement's text starts
+        self._aligned: dict[int, bool] = {}  # top-level index -> whether `ast` could help
+        self._row_base = 0  # rows before the text `ast` parsed
         self._ascii = parsed.text.isascii()
         self._line_starts = parsed.lines.starts
 
     def align(self, top: int) -> bool:
         """Align the `top`-th statement of the module; False when `ast` cannot help."""
+        body = self.parsed.module.body
+        if not 0 <= top < len(body):
+            return False
+        if top not in self._aligned:
+            stmt = body[top]
+            count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+            nodes = self._block_statements(top, count)
+            if nodes is None:
+                nodes = self._module_statements(top, count)
+            self._aligned[top] = nodes is not None
+            if nodes is not None:
+                with suppress(_Mismatch):  # keep what aligned before a mismatch
+                    self.body([stmt], nodes)
+            self._row_base = 0
+        return self._aligned[top]
+
+    def _block_statements(self, top: int, count: int) -> list[ast.stmt] | None:
+        """The `ast` statements of the `top`-th top-level statement, from its text alone; None
+        when the scanner's blocks are not libcst's statements, or that text gives no `count`
+        statements. Sets the row base for `at`."""
+        if self._blocks is None:
+            starts = complete_block_starts(self.parsed.text)
+            self._blocks = starts if starts is not None else []
+            if len(self._blocks) != len(self.parsed.module.body):
+                self._blocks = []  # the scanner and libcst disagree: ask `ast` for the module
+        if not self._blocks:
+            return None
+        start = self._blocks[top]
+        end = self._blocks[top + 1] if top + 1 < len(self._blocks) else len(self.parsed.text)
+        nodes = _parse(self.parsed.text[start:end])
+        if nodes is None or len(nodes) != count:
+            return None
+        self._row_base = bisect_right(self._line_starts, start) - 1
+        if self._line_starts[self._row_base] != start:
+            return None  # a block starts at the start of a line
+        return nodes
+
+    def _module_statements(self, top: int, count: int) -> list[ast.stmt] | None:
+        """The `ast` statements of the `top`-th top-level statement, from the whole module."""
         if self._tree is None:
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
-                    self._tree = ast.parse(self.parsed.text).body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._tree = []
+            self._tree = _parse(self.parsed.text) or []
             index = 0
             for stmt in self.parsed.module.body:
                 self._first_ast.append(index)
                 index += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
             if index != len(self._tree):
                 self._tree = []  # the two parsers disagree: trust neither
-        if not self._tree or not 0 <= top < len(self._first_ast):
-            return False
-        if top not in self._aligned:
-            self._aligned.add(top)
-            stmt = self.parsed.module.body[top]
-            first = self._first_ast[top]
-            count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
-            with suppress(_Mismatch):  # keep what aligned before a mismatch
-                self.body([stmt], self._tree[first : first + count])
-        return True
+        if not self._tree:
+            return None
+        first = self._first_ast[top]
+        return self._tree[first : first + count]
 
     def at(self, node: cst.CSTNode, a: ast.AST) -> None:
         row = getattr(a, "lineno", None)
         col = getattr(a, "col_offset", None)
-        if row is None or col is None or row > len(self._line_starts):
+        if row is None or col is None:
+            return
+        row += self._row_base
+        if row > len(self._line_starts):
             return
         if not self._ascii:  # ast counts UTF-8 bytes
             line = self.parsed.lines.line(row)
@@ -249,7 +286,7 @@ class _Aligner:
 
     def statement(self, node: cst.CSTNode, a: ast.AST) -> None:
         if not isinstance(node, cst.BaseSmallStatement):
-            self.rows[id(node)] = getattr(a, "lineno", 0)
+            self.rows[id(node)] = getattr(a, "lineno", 0) + self._row_base
         if isinstance(node, cst.BaseSmallStatement):
             self.at(node, a)
         elif isinstance(node, cst.If) and isinstance(a, ast.If):
@@ -310,3 +347,13 @@ class _Aligner:
             raise _Mismatch
         for decorator, a in zip(decorators, nodes, strict=True):
             self.at(decorator.decorator, a)
+
+
+def _parse(text: str) -> list[ast.stmt] | None:
+    """CPython's statements for `text`; None when it cannot parse it."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings about the user's code
+            return ast.parse(text).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

@@ -89,6 +89,7 @@ class Walker:
         self.loop_assigned: list[set[str]] = []  # names assigned so far in each open loop
         self.loop_guards: list[list[GuardFrame]] = []  # the guards of each open loop
         self.indents: list[str] = []
+        self.condition_texts: dict[int, str] = {}  # id of a test (the tree outlives us) -> text
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
         self.top = -1  # index of the top-level statement being walked
@@ -253,7 +254,7 @@ class Walker:
     def if_(self, node: cst.If) -> None:
         self.anchor_at(node.test)
         self.expr(node.test)
-        condition = expr_text(node.test)
+        condition = self.condition_text(node.test)
         compat = COMPAT_TEST.search(condition) is not None
         self.compat_depth += compat
         self.frames.append(self.guard(node, node.test, 0))
@@ -270,10 +271,18 @@ class Walker:
 
     def guard(self, node: cst.CSTNode, test: cst.BaseExpression, branch: int) -> GuardFrame:
         kind = classify_guard(test, branch == 1, self.definition)
-        frame = GuardFrame(node, branch, kind, expr_text(test), _reads(test))
+        frame = GuardFrame(node, branch, kind, self.condition_text(test), _reads(test))
         if self.loop_guards:
             self.loop_guards[-1].append(frame)
         return frame
+
+    def condition_text(self, test: cst.BaseExpression) -> str:
+        """The text of an `if` / `while` test, generated once: both branches of an `if` and an
+        early exit after it ask for it, and a comparison's text costs a code generation."""
+        text = self.condition_texts.get(id(test))
+        if text is None:
+            text = self.condition_texts[id(test)] = expr_text(test)
+        return text
 
     def for_(self, node: cst.For) -> None:
         self.anchor_at(node.iter)
