@@ -53,7 +53,7 @@ class DeprecatedCudaAmp(Rule):
         combined: dict[int, Fix | None] = {}
         for local, named in by_name.items():
             own = [fixes[id(use)] for use in named]
-            if any(fix is None for fix in own) or references(ctx, local) != len(named):
+            if any(fix is None for fix in own) or references(ctx, local, len(named)) != len(named):
                 continue
             torch, torch_edits = torch_name(ctx)
             removed = removal(ctx, local, "import torch" if torch_edits else None)

@@ -5,6 +5,8 @@ applied fix never leaves a call of a name that is no longer imported."""
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.names import dotted
@@ -62,13 +64,20 @@ def importing_statement(
     return None
 
 
-def references(ctx: RuleContext, local: str) -> int:
+def references(ctx: RuleContext, local: str, at_least: int = 0) -> int:
+    """How many `Name` nodes read or bind `local`; `at_least` is a lower bound the caller knows
+    (its own uses). When the text holds no more words `local` than those and the import, that is
+    the answer without walking the module."""
     memo = ctx.memo.setdefault("tl204.references", {})
     assert isinstance(memo, dict)
     if local not in memo:
-        visitor = _References(local)
-        ctx.facts.parsed.module.visit(visitor)
-        memo[local] = visitor.count
+        words = len(re.findall(rf"(?<![\w.]){re.escape(local)}(?!\w)", ctx.facts.parsed.text))
+        if at_least and words - 1 <= at_least:
+            memo[local] = at_least  # every reference is a Name the text shows, the import aside
+        else:
+            visitor = _References(local)
+            ctx.facts.parsed.module.visit(visitor)
+            memo[local] = visitor.count
     count = memo[local]
     assert isinstance(count, int)
     return count
