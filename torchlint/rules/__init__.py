@@ -26,6 +26,7 @@ from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
+from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
 from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
@@ -58,6 +59,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SchedulerBeforeOptimizerStep,
             LossAccumulatedWithGraph,
             SoftmaxIntoCrossEntropy,
+            LogitsIntoNllLoss,
             BackwardUnderNoGrad,
             ZeroGradDefeatsAccumulation,
             ClipWithoutUnscale,
