@@ -27,6 +27,16 @@ PINNED = {
         ),
         (29, 12, 29, 37, "`probs` is a softmax, and `nll_loss` expects log-probabilities", False),
     ],
+    "TL605": [
+        (
+            21,
+            27,
+            21,
+            68,
+            "`accelerator.gather(...)` in the evaluation loop over `eval_dataloader`",
+            True,
+        ),
+    ],
 }
 
 

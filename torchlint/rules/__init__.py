@@ -21,6 +21,7 @@ from torchlint.rules.data.sampler_with_shuffle import SamplerWithShuffle
 from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
 from torchlint.rules.distributed.backward_bypasses_framework import BackwardBypassesFramework
 from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUnderRankGuard
+from torchlint.rules.distributed.gather_in_evaluation import GatherInEvaluation
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
@@ -79,6 +80,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             CollectiveUnderRankGuard,
+            GatherInEvaluation,
             SamplerWithShuffle,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,
