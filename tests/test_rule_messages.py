@@ -37,6 +37,9 @@ PINNED = {
             True,
         ),
     ],
+    "TL606": [
+        (14, 9, 14, 67, "`self.log(..., sync_dist=True, on_step=True)` in `training_step`", False),
+    ],
 }
 
 

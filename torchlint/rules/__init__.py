@@ -24,6 +24,7 @@ from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUn
 from torchlint.rules.distributed.gather_in_evaluation import GatherInEvaluation
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
+from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
@@ -81,6 +82,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             UnstableLogExp,
             CollectiveUnderRankGuard,
             GatherInEvaluation,
+            SyncDistEveryStep,
             SamplerWithShuffle,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,
