@@ -40,6 +40,9 @@ PINNED = {
     "TL606": [
         (14, 9, 14, 67, "`self.log(..., sync_dist=True, on_step=True)` in `training_step`", False),
     ],
+    "TL113": [
+        (9, 13, 9, 33, "`torch.compile(model)` runs on every pass of a training loop", False),
+    ],
 }
 
 

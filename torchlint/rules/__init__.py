@@ -26,6 +26,7 @@ from torchlint.rules.distributed.manual_step_in_training_step import ManualStepI
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
+from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
 from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
@@ -62,6 +63,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             LossAccumulatedWithGraph,
             SoftmaxIntoCrossEntropy,
             LogitsIntoNllLoss,
+            CompileInTrainingLoop,
             BackwardUnderNoGrad,
             ZeroGradDefeatsAccumulation,
             ClipWithoutUnscale,
