@@ -43,7 +43,8 @@ class ApiUse:
 
 @dataclass(frozen=True)
 class CrossEntropyInput:
-    """The first argument of a cross-entropy call, and where it came from."""
+    """The first argument of a cross-entropy (or negative log-likelihood) call, and where it
+    came from."""
 
     call: cst.Call
     value: cst.BaseExpression
@@ -54,6 +55,7 @@ class CrossEntropyInput:
     # which the rule resolves through the module's call sites (`criterion` passed in).
     criterion: str | None = None
     criterion_value: Value | None = None  # what the called object holds (see values.py)
+    loss: str = "cross-entropy"  # or "nll": `F.nll_loss` / `nn.NLLLoss`, known as such
 
 
 @dataclass

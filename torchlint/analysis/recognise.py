@@ -281,6 +281,8 @@ class CallRecogniser:
         callee = self.walk.values.variable_call(node)
         if callee is not None and self.walk.constructed_kind(callee) == "cross-entropy":
             self.cross_entropy_input(node)  # `criterion(outputs, labels)`
+        elif callee is not None and self.walk.constructed_kind(callee) == "nll-loss":
+            self.cross_entropy_input(node, loss="nll")
         elif callee is not None and callee.split(".", 1)[0] in self.walk.scope.params:
             self.cross_entropy_input(node, criterion=callee)  # maybe: decided by the rule
         if type(func) is cst.Attribute:
@@ -289,8 +291,11 @@ class CallRecogniser:
             self.name_call(node, func.value)
         elif type(func) is cst.Call:  # `nn.CrossEntropyLoss()(outputs, labels)`
             inner = self.walk.imports.qualify(func.func)
-            if inner is not None and constructor_role(inner) == "cross-entropy":
+            role = constructor_role(inner) if inner is not None else None
+            if role == "cross-entropy":
                 self.cross_entropy_input(node)
+            elif role == "nll-loss":
+                self.cross_entropy_input(node, loss="nll")
 
     def project_call(self, node: cst.Call, qual: str) -> bool:
         """A call of something imported from another project file. False when a definition or
@@ -314,7 +319,9 @@ class CallRecogniser:
             methods = self.walk.class_methods[qual] = set(found or ())
         return frozenset(methods)
 
-    def cross_entropy_input(self, node: cst.Call, criterion: str | None = None) -> None:
+    def cross_entropy_input(
+        self, node: cst.Call, criterion: str | None = None, loss: str = "cross-entropy"
+    ) -> None:
         if not node.args:
             return
         values = self.walk.values
@@ -328,7 +335,9 @@ class CallRecogniser:
             return  # nothing that could make a parameter call interesting
         called = values.object_of(node.func) if criterion is not None else None
         self.walk.facts.ce_inputs.append(
-            CrossEntropyInput(node, value, softmax, producer, self.walk.scope, criterion, called)
+            CrossEntropyInput(
+                node, value, softmax, producer, self.walk.scope, criterion, called, loss
+            )
         )
 
     def deprecated_reference(self, node: cst.BaseExpression, qual: str) -> None:
@@ -397,6 +406,8 @@ class CallRecogniser:
             self.walk.event(Kind.TIMING, node, method=qual)
         elif qual in ("torch.nn.functional.cross_entropy",):
             self.cross_entropy_input(node)
+        elif qual in ("torch.nn.functional.nll_loss",):
+            self.cross_entropy_input(node, loss="nll")
 
     def name_call(self, node: cst.Call, name: str) -> None:
         shadowed = name in self.walk.top_names or name in self.walk.imports.aliases

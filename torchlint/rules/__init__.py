@@ -21,11 +21,15 @@ from torchlint.rules.data.sampler_with_shuffle import SamplerWithShuffle
 from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
 from torchlint.rules.distributed.backward_bypasses_framework import BackwardBypassesFramework
 from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUnderRankGuard
+from torchlint.rules.distributed.gather_in_evaluation import GatherInEvaluation
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
+from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
+from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
+from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
 from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
@@ -58,6 +62,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SchedulerBeforeOptimizerStep,
             LossAccumulatedWithGraph,
             SoftmaxIntoCrossEntropy,
+            LogitsIntoNllLoss,
+            CompileInTrainingLoop,
             BackwardUnderNoGrad,
             ZeroGradDefeatsAccumulation,
             ClipWithoutUnscale,
@@ -77,6 +83,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             CollectiveUnderRankGuard,
+            GatherInEvaluation,
+            SyncDistEveryStep,
             SamplerWithShuffle,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,

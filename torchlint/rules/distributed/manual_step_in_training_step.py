@@ -44,7 +44,7 @@ class ManualStepInTrainingStep(Rule):
         sites = sites_of(ctx)
         module = ctx.facts.parsed.module
         for name, node in sites.classes.items():
-            if not _is_lightning_module(ctx, node):
+            if not is_lightning_module(ctx, node):
                 continue
             if "automatic_optimization" in module.code_for_node(node):
                 continue  # manual optimization (or a switch we do not read)
@@ -99,7 +99,7 @@ def _handle_kind(sites: Sites, step: cst.FunctionDef, owner: cst.BaseExpression)
     return None
 
 
-def _is_lightning_module(ctx: RuleContext, node: cst.ClassDef) -> bool:
+def is_lightning_module(ctx: RuleContext, node: cst.ClassDef) -> bool:
     for base in node.bases:
         qual = ctx.facts.imports.qualify(base.value) or dotted(base.value) or ""
         if qual.rsplit(".", 1)[-1] == "LightningModule":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torchlint.analysis.facts import CrossEntropyInput
+from torchlint.analysis.model import ConstructedObject, Scope
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -19,9 +20,11 @@ class SoftmaxIntoCrossEntropy(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for item in ctx.facts.ce_inputs:
+            if item.loss != "cross-entropy":
+                continue
             if item.criterion is not None and not self._is_cross_entropy(ctx, item):
                 continue
-            kind, origin = self._origin(ctx, item)
+            kind, origin = normalised_input(ctx, item)
             if kind is None:
                 continue
             value = ctx.text(item.value)
@@ -39,28 +42,6 @@ class SoftmaxIntoCrossEntropy(Rule):
                 )
             ctx.report(item.call, f"{problem}.")
 
-    def _origin(self, ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, str]:
-        if item.softmax is not None:
-            return item.softmax, ""
-        if item.producer is None:
-            return None, ""
-        for obj in ctx.links.resolve(item.producer, item.scope):
-            if obj.role in ("softmax", "log_softmax"):
-                return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
-            if obj.role != "instance":
-                continue
-            cls = ctx.facts.classes.get(obj.qualname)
-            forward = cls.methods.get("forward") if cls else None
-            if forward is None and ctx.file_context is not None and "." in obj.qualname:
-                forward = ctx.file_context.method_scope(obj.qualname, "forward")
-            if forward is not None and forward.returns_softmax:
-                name = obj.qualname.rsplit(".", 1)[-1]
-                where = ctx.foreign_row(forward, forward.node)
-                if where is not None:
-                    return forward.returns_softmax, f" (`{name}.forward` at {where} returns one)"
-                return forward.returns_softmax, f" (`{name}.forward` returns one)"
-        return None, ""
-
     def _is_cross_entropy(self, ctx: RuleContext, item: CrossEntropyInput) -> bool:
         """`criterion(outputs, labels)` where `criterion` is a parameter: follow the call
         sites to the `nn.CrossEntropyLoss()` the caller passed."""
@@ -70,3 +51,39 @@ class SoftmaxIntoCrossEntropy(Rule):
         return any(
             obj.role == "cross-entropy" for obj in ctx.links.resolve(item.criterion, item.scope)
         )
+
+
+def normalised_input(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, str]:
+    """ "softmax" / "log_softmax" when the loss input is known to be one, with where it comes
+    from (for the message), else (None, "")."""
+    if item.softmax is not None:
+        return item.softmax, ""
+    for obj in producers(ctx, item):
+        if obj.role in ("softmax", "log_softmax"):
+            return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
+        forward = forward_of(ctx, obj)
+        if forward is not None and forward.returns_softmax:
+            name = obj.qualname.rsplit(".", 1)[-1]
+            where = ctx.foreign_row(forward, forward.node)
+            if where is not None:
+                return forward.returns_softmax, f" (`{name}.forward` at {where} returns one)"
+            return forward.returns_softmax, f" (`{name}.forward` returns one)"
+    return None, ""
+
+
+def producers(ctx: RuleContext, item: CrossEntropyInput) -> list[ConstructedObject]:
+    """What the model of the input `model(x)` may be: its constructions, through callers."""
+    if item.producer is None:
+        return []
+    return ctx.links.resolve(item.producer, item.scope)
+
+
+def forward_of(ctx: RuleContext, obj: ConstructedObject) -> Scope | None:
+    """The `forward` of an instance of a class of this file or of another project file."""
+    if obj.role != "instance":
+        return None
+    cls = ctx.facts.classes.get(obj.qualname)
+    forward = cls.methods.get("forward") if cls else None
+    if forward is None and ctx.file_context is not None and "." in obj.qualname:
+        forward = ctx.file_context.method_scope(obj.qualname, "forward")
+    return forward

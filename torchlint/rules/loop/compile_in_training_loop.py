@@ -1,0 +1,112 @@
+"""TL113: `torch.compile(model)` inside the training loop: the same model is compiled again on
+every iteration or epoch."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from torchlint.analysis.names import dotted
+from torchlint.diagnostics import Severity
+from torchlint.rules.base import Rule, RuleContext
+
+_Loop = cst.For | cst.While
+
+
+class CompileInTrainingLoop(Rule):
+    code = "TL113"
+    name = "compile-in-training-loop"
+    family = "loop"
+    severity = Severity.WARNING
+    summary = (
+        "`torch.compile(model)` inside a training loop: the model is wrapped and compiled "
+        "again on every iteration or epoch instead of once before the loop."
+    )
+
+    def check(self, ctx: RuleContext) -> None:
+        text = ctx.facts.parsed.text
+        if "compile(" not in text or "backward(" not in text:
+            return
+        module = ctx.facts.parsed.module
+        for call, loop in _compiles_in_loops(ctx, module):
+            subject = dotted(call.args[0].value)
+            if subject is None or _assigned_in(loop, subject, call):
+                continue  # a fresh model each time round (a sweep over configurations)
+            if "backward(" not in module.code_for_node(loop):
+                continue
+            kind = "iteration" if type(loop) is cst.While else "pass"
+            ctx.report(
+                call,
+                f"`torch.compile({subject})` runs on every {kind} of a training loop: each "
+                "call builds a new compiled wrapper, which dynamo may compile again (seconds "
+                "to minutes, counted against its recompilation limit), and "
+                "`model = torch.compile(model)` nests one wrapper deeper each time; compile "
+                "once, before the loop.",
+            )
+
+
+def _compiles_in_loops(ctx: RuleContext, module: cst.Module) -> list[tuple[cst.Call, _Loop]]:
+    """`torch.compile(x)` calls with a loop around them in their function, and no `if` between
+    the loop and the call (`if self._compiled is None:` runs once)."""
+    found: list[tuple[cst.Call, _Loop]] = []
+    frames: list[list[cst.CSTNode]] = [[]]  # per function: the loops and ifs around
+
+    class _Walk(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            frames.append([])
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            frames.pop()
+
+        def visit_For(self, node: cst.For) -> None:
+            frames[-1].append(node)
+
+        def leave_For(self, original_node: cst.For) -> None:
+            frames[-1].pop()
+
+        def visit_While(self, node: cst.While) -> None:
+            frames[-1].append(node)
+
+        def leave_While(self, original_node: cst.While) -> None:
+            frames[-1].pop()
+
+        def visit_If(self, node: cst.If) -> None:
+            frames[-1].append(node)
+
+        def leave_If(self, original_node: cst.If) -> None:
+            frames[-1].pop()
+
+        def visit_Call(self, node: cst.Call) -> None:
+            around = frames[-1]
+            if not around or not isinstance(around[-1], _Loop) or not node.args:
+                return
+            if ctx.facts.imports.qualify(node.func) == "torch.compile":
+                found.append((node, around[-1]))
+
+    module.visit(_Walk())
+    return found
+
+
+def _assigned_in(loop: _Loop, name: str, call: cst.Call) -> bool:
+    """`name` is bound in the loop by something other than the compile itself."""
+    bound = False
+
+    class _Binds(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal bound
+            if node.value is call:
+                return
+            for target in node.targets:
+                if name in _names(target.target):
+                    bound = True
+
+    loop.body.visit(_Binds())
+    if type(loop) is cst.For and name in _names(loop.target):
+        return True
+    return bound
+
+
+def _names(target: cst.BaseExpression) -> set[str]:
+    if isinstance(target, cst.Tuple | cst.List):
+        return {n for element in target.elements for n in _names(element.value)}
+    text = dotted(target)
+    return {text} if text is not None else set()
