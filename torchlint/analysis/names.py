@@ -164,8 +164,12 @@ def root_name(node: cst.BaseExpression) -> str | None:
 
 def last_segment(text: str) -> str:
     """`self.optimizers[0]` -> `optimizers`."""
-    text = re.sub(r"\[[^\]]*\]", "", text)
+    if "[" in text:
+        text = _INDEXES.sub("", text)
     return text.rsplit(".", 1)[-1]
+
+
+_INDEXES = re.compile(r"\[[^\]]*\]")
 
 
 def strip_module_wrapper(text: str) -> str:
