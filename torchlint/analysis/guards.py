@@ -15,6 +15,7 @@ import libcst as cst
 from torchlint.analysis.model import GuardKind
 from torchlint.analysis.names import dotted, expr_text
 
+_REFERENCES = frozenset((cst.Name, cst.Attribute, cst.Call))
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 
 
@@ -37,7 +38,8 @@ def classify_guard(
     name or call in the test stands for, when the module shows it."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return classify_guard(test.expression, not negated, definition, depth)
-    if depth < 3 and isinstance(test, cst.Name | cst.Attribute | cst.Call):
+    node_type = type(test)
+    if depth < 3 and node_type in _REFERENCES:
         defined = definition(test)
         if defined is not None:
             return classify_guard(defined, negated, definition, depth + 1)
@@ -82,10 +84,10 @@ def classify_guard(
         if isinstance(op, cst.IsNot | cst.Is) and type(rhs) is cst.Name and rhs.value == "None":
             return GuardKind.CONFIG  # `if writer is not None:`, `if plugin is None:`
         return GuardKind.OTHER
-    if isinstance(test, cst.Name | cst.Attribute | cst.Call):
+    if node_type in _REFERENCES:
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
-        if isinstance(test, cst.Name | cst.Attribute):
+        if node_type is not cst.Call:
             if _PERIODIC_FLAG.fullmatch((dotted(test) or "").rsplit(".", 1)[-1]):
                 return GuardKind.PERIODIC  # `if self.control.should_log:`: set every N steps
             return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
