@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.apis import FRAMEWORK_SETUP
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import (
@@ -19,7 +20,11 @@ from torchlint.analysis.model import (
     WithKind,
     grad_disabled,
 )
-from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
+from torchlint.analysis.names import (
+    looks_like_framework,
+    looks_like_optimizer,
+    strip_module_wrapper,
+)
 from torchlint.analysis.resolve import Roles
 
 # A file that never mentions an optimizer is not training anything: its backward loops compute
@@ -39,12 +44,19 @@ def is_opaque_call(event: Event) -> bool:
 
 
 def passes_optimizer(event: Event, roles: Roles) -> bool:
+    if event.method in FRAMEWORK_SETUP and looks_like_framework(event.receiver or ""):
+        return False  # `accelerator.prepare(model, optimizer)` wraps it, it does not step it
     texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
     return any(t and roles.role(t, event.scope) == "optimizer" for t in texts)
 
 
+# Getters named like an update: a LightningModule's `self.optimizers()` hands them over.
+_GETTERS = {"optimizers", "lr_schedulers"}
+
+
 def _called_name(event: Event) -> str:
-    return (event.method or "").lower()
+    name = (event.method or "").lower()
+    return "" if name in _GETTERS and not event.arg_texts else name
 
 
 def may_step(e: IterEvent, roles: Roles) -> bool:
@@ -59,8 +71,8 @@ def may_step(e: IterEvent, roles: Roles) -> bool:
 
 
 def may_clear(e: IterEvent, roles: Roles) -> bool:
-    """Gradients may be cleared here."""
-    if e.kind is Kind.ZERO_GRAD:
+    """Gradients may be cleared here (a DeepSpeed engine's step clears them too)."""
+    if e.kind is Kind.ZERO_GRAD or (e.kind is Kind.STEP and e.event.via == "engine"):
         return True
     if is_opaque_call(e.event):
         name = _called_name(e.event)

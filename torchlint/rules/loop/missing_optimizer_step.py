@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.apis import ENGINE_NAME
 from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches
 from torchlint.analysis.loops import LoopModel
 from torchlint.analysis.model import Kind
@@ -35,8 +36,8 @@ class MissingOptimizerStep(Rule):
             backward = next(
                 (e for e in model.events if e.kind is Kind.BACKWARD and e.depth == 0), None
             )
-            if backward is None or id(model.loop.node) in covered:
-                continue
+            if backward is None or id(model.loop.node) in covered or model.framework_steps:
+                continue  # (the framework steps after the Trainer's `training_step`)
             if any(may_step(e, ctx.roles) for e in model.events):
                 continue
             if scope_may_step(model.loop.scope, ctx.roles, outside=model.loop):
@@ -44,6 +45,9 @@ class MissingOptimizerStep(Rule):
             if _times_itself(model):
                 continue  # a benchmark or profiler timing forward and backward passes
             optimizer = optimizer_name(ctx.roles, model)
+            engine = backward.receiver or ""
+            if backward.event.via == "framework" and ENGINE_NAME.search(engine):
+                optimizer = engine  # DeepSpeed: `model_engine.step()` steps its optimizer
             ctx.report(
                 backward.event.node,
                 f"`{ctx.text(backward.event.node)}` computes gradients on every iteration of the "
