@@ -54,7 +54,9 @@ def passes_optimizer(event: Event, roles: Roles) -> bool:
 _GETTERS = {"optimizers", "lr_schedulers"}
 
 
-def _called_name(event: Event) -> str:
+def called_name(event: Event) -> str:
+    """The called function's or method's name, lowercased; empty for a getter named like an
+    update (`self.optimizers()`)."""
     name = (event.method or "").lower()
     return "" if name in _GETTERS and not event.arg_texts else name
 
@@ -65,7 +67,7 @@ def may_step(e: IterEvent, roles: Roles) -> bool:
     if e.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
         return True
     if is_opaque_call(e.event):
-        name = _called_name(e.event)
+        name = called_name(e.event)
         return any(w in name for w in _UPDATE_WORDS) or passes_optimizer(e.event, roles)
     return False
 
@@ -75,7 +77,7 @@ def may_clear(e: IterEvent, roles: Roles) -> bool:
     if e.kind is Kind.ZERO_GRAD or (e.kind is Kind.STEP and e.event.via == "engine"):
         return True
     if is_opaque_call(e.event):
-        name = _called_name(e.event)
+        name = called_name(e.event)
         return any(w in name for w in _CLEAR_WORDS) or passes_optimizer(e.event, roles)
     return False
 
@@ -110,11 +112,11 @@ def scope_may_step(
                     # One optimizer's step: a call named like a step (handed that optimizer,
                     # or none), not one that only receives it (`adjust_learning_rate(opt)`).
                     texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
-                    if any(w in _called_name(event) for w in _UPDATE_WORDS) and (
+                    if any(w in called_name(event) for w in _UPDATE_WORDS) and (
                         named in texts or not passes_optimizer(event, roles)
                     ):
                         return True
-                elif any(w in _called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
+                elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
                     event, roles
                 ):
                     return True
@@ -241,6 +243,7 @@ def optimizer_name(roles: Roles, model: LoopModel) -> str:
 
 
 __all__ = [
+    "called_name",
     "clears_all_gradients",
     "clears_for",
     "first",

@@ -27,3 +27,19 @@ class Trainer:
 
 model = Policy()
 model = torch.compile(model)
+
+
+class Critic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.value = nn.Linear(32, 1)
+
+    def forward(self, obs):
+        value = self.value(obs)
+        if float(value.mean()) > 1e3:  # expect: TL306
+            raise RuntimeError("value diverged")
+        return value
+
+
+critic = Critic()
+critic.compile()

@@ -7,6 +7,7 @@ from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches
 from torchlint.analysis.loops import LoopModel
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import (
+    called_name,
     is_opaque_call,
     may_step,
     mentions_optimizer,
@@ -96,7 +97,7 @@ class MissingOptimizerStep(Rule):
             if e.kind in (Kind.MAYBE_STEP, Kind.GRAD_READ):
                 return True
             if is_opaque_call(e.event):
-                name = (e.event.method or "").lower()
+                name = called_name(e.event)
                 texts = [*e.event.arg_texts, *(t for _, t in e.event.kwarg_texts)]
                 if "step" in name or "optim" in name or life.name in texts:
                     return True

@@ -119,6 +119,18 @@ def _compiled(ctx: RuleContext) -> list[tuple[Scope, str]]:
         if forward is not None:
             found.append((forward, f"`torch.compile` compiles as the module's forward "
                                    f"(line {ctx.line_of(call)})"))  # fmt: skip
+    for scope in ctx.facts.scopes:  # `model.compile()`: nn.Module.compile, in place
+        for event in scope.events:
+            if event.kind is not Kind.CALL or event.method != "compile" or event.arg_texts:
+                continue
+            call = event.node
+            if type(call) is not cst.Call or type(call.func) is not cst.Attribute:
+                continue
+            cls = _class_of(ctx, call.func.value)
+            forward = ctx.facts.find_method(ctx.facts.classes.get(cls or ""), "forward")
+            if forward is not None:
+                found.append((forward, f"`{ctx.text(event.node)}` compiles as the module's "
+                                       f"forward (line {ctx.line_of(event.node)})"))  # fmt: skip
     return found
 
 
