@@ -7,13 +7,15 @@ data-dependent."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import libcst as cst
 
 from torchlint.analysis.model import GuardKind
 from torchlint.analysis.names import dotted, expr_text
 
+_REFERENCES = frozenset((cst.Name, cst.Attribute, cst.Call))
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
 
 
@@ -36,7 +38,8 @@ def classify_guard(
     name or call in the test stands for, when the module shows it."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         return classify_guard(test.expression, not negated, definition, depth)
-    if depth < 3 and isinstance(test, cst.Name | cst.Attribute | cst.Call):
+    node_type = type(test)
+    if depth < 3 and node_type in _REFERENCES:
         defined = definition(test)
         if defined is not None:
             return classify_guard(defined, negated, definition, depth + 1)
@@ -81,10 +84,10 @@ def classify_guard(
         if isinstance(op, cst.IsNot | cst.Is) and type(rhs) is cst.Name and rhs.value == "None":
             return GuardKind.CONFIG  # `if writer is not None:`, `if plugin is None:`
         return GuardKind.OTHER
-    if isinstance(test, cst.Name | cst.Attribute | cst.Call):
+    if node_type in _REFERENCES:
         if _mentions_rank(test):
             return GuardKind.RANK if not negated else GuardKind.OTHER
-        if isinstance(test, cst.Name | cst.Attribute):
+        if node_type is not cst.Call:
             if _PERIODIC_FLAG.fullmatch((dotted(test) or "").rsplit(".", 1)[-1]):
                 return GuardKind.PERIODIC  # `if self.control.should_log:`: set every N steps
             return GuardKind.CONFIG  # `if args.log:`, `if not args.distributed:`
@@ -129,38 +132,64 @@ def _guard_rank(kind: GuardKind) -> int:
 def _mentions_rank(node: cst.BaseExpression) -> bool:
     """Whether a name, attribute or string in the expression says rank (`rank == 0`,
     `accelerator.is_main_process`), read from its nodes (generating its code costs more)."""
-    stack: list[cst.BaseExpression] = [node]
+    stack: list[cst.CSTNode] = [node]
+    search = _RANK_TEXT.search
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Name or kind is cst.SimpleString:
-            text = current.value  # type: ignore[attr-defined]
+            if search(current.value):  # type: ignore[attr-defined]
+                return True
         elif kind is cst.Attribute:
-            assert isinstance(current, cst.Attribute)
-            stack.append(current.value)
-            text = current.attr.value
-        elif kind is cst.Call:
-            assert isinstance(current, cst.Call)
-            stack.append(current.func)
-            stack.extend(a.value for a in current.args)
-            continue
-        elif kind is cst.Comparison:
-            assert isinstance(current, cst.Comparison)
-            stack.append(current.left)
-            stack.extend(c.comparator for c in current.comparisons)
-            continue
-        elif kind is cst.BinaryOperation or kind is cst.BooleanOperation:
-            stack.append(current.left)  # type: ignore[attr-defined]
-            stack.append(current.right)  # type: ignore[attr-defined]
-            continue
+            if search(current.attr.value):  # type: ignore[attr-defined]
+                return True
+            stack.append(current.value)  # type: ignore[attr-defined]
         elif kind is cst.Integer or kind is cst.Float:
             continue
         else:
-            text = expr_text(current)
-        lowered = text.lower()
-        if any(word in lowered for word in _RANK_WORDS):
-            return True
+            children = _RANK_CHILDREN.get(kind)
+            if children is not None:
+                stack.extend(children(current))
+            elif search(expr_text(current)):  # type: ignore[arg-type]
+                return True
     return False
+
+
+_RANK_TEXT = re.compile("|".join(_RANK_WORDS), re.IGNORECASE)
+# Where a rank may be named inside an expression, by node type (anything else: its text).
+_RANK_CHILDREN: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
+    cst.Call: lambda n: (n.func, *(a.value for a in n.args)),
+    cst.Comparison: lambda n: (n.left, *(c.comparator for c in n.comparisons)),
+    cst.BinaryOperation: lambda n: (n.left, n.right),
+    cst.BooleanOperation: lambda n: (n.left, n.right),
+    cst.UnaryOperation: lambda n: (n.expression,),
+    cst.Subscript: lambda n: (
+        n.value,
+        *(
+            part
+            for el in n.slice
+            for part in (
+                (el.slice.value,)
+                if type(el.slice) is cst.Index
+                else (el.slice.lower, el.slice.upper, el.slice.step)
+            )
+            if part is not None
+        ),
+    ),
+    cst.Tuple: lambda n: (e.value for e in n.elements),
+    cst.List: lambda n: (e.value for e in n.elements),
+    cst.Set: lambda n: (e.value for e in n.elements),
+    cst.Dict: lambda n: (
+        part
+        for e in n.elements
+        for part in ((e.key, e.value) if type(e) is cst.DictElement else (e.value,))
+    ),
+    cst.IfExp: lambda n: (n.test, n.body, n.orelse),
+    cst.ConcatenatedString: lambda n: (n.left, n.right),
+    cst.StarredElement: lambda n: (n.value,),
+    cst.Await: lambda n: (n.expression,),
+    cst.NamedExpr: lambda n: (n.target, n.value),
+}
 
 
 def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:

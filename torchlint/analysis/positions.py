@@ -22,8 +22,8 @@ from __future__ import annotations
 import ast
 import warnings
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 import libcst as cst
@@ -75,24 +75,44 @@ class _OffsetCodegenState(CodegenState):
         start = self._open.pop()
         self.ranges.setdefault(id(node), (start, self.offset))
 
-    @contextmanager
-    def record_syntactic_position(
+    def record_syntactic_position(  # type: ignore[override]
         self,
         node: cst.CSTNode,
         *,
         start_node: cst.CSTNode | None = None,
         end_node: cst.CSTNode | None = None,
-    ) -> Iterator[None]:
-        start = self.offset
-        try:
-            yield
-        finally:
-            end = self.offset
-            if start_node is not None and id(start_node) in self.ranges:
-                start = self.ranges[id(start_node)][0]
-            if end_node is not None and id(end_node) in self.ranges:
-                end = self.ranges[id(end_node)][1]
-            self.ranges[id(node)] = (start, end)
+    ) -> _Recording:
+        return _Recording(self, node, start_node, end_node)
+
+
+class _Recording:
+    """`with state.record_syntactic_position(node):` as a plain object: libcst opens one for
+    most nodes it generates, and a generator-based context manager costs several times more."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(
+        self,
+        state: _OffsetCodegenState,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+        self.start = state.offset
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        start, end = self.start, state.offset
+        ranges = state.ranges
+        if self.start_node is not None and id(self.start_node) in ranges:
+            start = ranges[id(self.start_node)][0]
+        if self.end_node is not None and id(self.end_node) in ranges:
+            end = ranges[id(self.end_node)][1]
+        ranges[id(self.node)] = (start, end)
 
 
 class PositionIndex:

@@ -20,13 +20,16 @@ def is_false(node: cst.BaseExpression) -> bool:
 def target_names(target: cst.BaseExpression) -> list[str]:
     if type(target) is cst.Name:
         return [target.value]
-    if isinstance(target, cst.Tuple | cst.List):
+    if type(target) is cst.Tuple or type(target) is cst.List:
         return [n for el in target.elements for n in target_names(el.value)]
     return []
 
 
 def simple_text(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name | cst.Attribute | cst.Subscript):
+    kind = type(node)
+    if kind is cst.Name:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if kind is cst.Attribute or kind is cst.Subscript:
         return expr_text(node)
     return ""
 
