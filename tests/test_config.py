@@ -244,7 +244,7 @@ def test_per_file_ignores(tmp_path: Path) -> None:
     assert ignored("src/train.py") == set()
     assert ignored("tests/test_train.py") == {"TL101", "TL105"}
     assert ignored("tests/unit/deep/test_x.py") == {"TL101", "TL105"}
-    assert ignored("src/model_bench.py") == {"TL301", "TL302", "TL303", "TL304", "TL305"}
+    assert ignored("src/model_bench.py") == {"TL301", "TL302", "TL303", "TL304", "TL305", "TL306"}
     assert ignored("scripts/run.py") == {"TL102", "TL105"}
     assert ignored("src/scripts/run.py") == set()  # `/scripts` is anchored
 

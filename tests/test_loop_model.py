@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from torchlint.analysis.collect import collect
+from torchlint.analysis.frameworks import framework_bodies
 from torchlint.analysis.loops import LoopModel, LoopModels
 from torchlint.analysis.model import Kind
 from torchlint.analysis.resolve import resolve
@@ -197,3 +198,90 @@ def test_while_loops_and_next() -> None:
     )
     assert loop.loop.label == "while-loop"
     assert [k for k, _, _ in kinds(loop)] == ["zero-grad", "backward", "step"]
+
+
+def _bodies(source: str) -> list[LoopModel]:
+    parsed = parse_source(textwrap.dedent(source))
+    assert isinstance(parsed, ParsedSource)
+    facts = collect(parsed)
+    bodies = framework_bodies(facts.classes, facts.imports)
+    return [m for m in LoopModels(facts.scopes, resolve(facts), bodies).all if m.loop.runner]
+
+
+def test_framework_training_steps_are_loop_bodies() -> None:
+    found = _bodies(
+        """
+        import lightning.pytorch as pl
+        from transformers import Trainer
+
+        class Base(pl.LightningModule):
+            pass
+
+        class Auto(Base):
+            def training_step(self, batch, batch_idx):
+                return self.net(batch).mean()
+
+            def validation_step(self, batch, batch_idx):
+                return self.net(batch).mean()
+
+        class Manual(pl.LightningModule):
+            def __init__(self):
+                super().__init__()
+                self.automatic_optimization = False
+
+            def training_step(self, batch, batch_idx):
+                opt = self.optimizers()
+                opt.zero_grad()
+                self.manual_backward(self.net(batch).mean())
+                opt.step()
+
+        class Weighted(Trainer):
+            def compute_loss(self, model, inputs, return_outputs=False):
+                return model(**inputs).loss
+
+        class NotAFramework:
+            def training_step(self, batch, batch_idx):
+                return batch
+        """
+    )
+    described = [(m.loop.scope.qualname, m.loop.runner, m.loop.manual) for m in found]
+    assert described == [
+        ("Auto.training_step", "Lightning", False),
+        ("Manual.training_step", "Lightning", True),
+        ("Weighted.compute_loss", "the Trainer", False),
+    ]
+    auto, manual, trainer = found
+    assert auto.framework_steps and auto.is_step_loop and auto.has_backward
+    assert not manual.framework_steps and manual.is_step_loop
+    assert [k for k, _, _ in kinds(manual)] == ["zero-grad", "backward", "step"]
+    assert trainer.framework_steps
+
+
+def test_framework_calls_become_events() -> None:
+    [accelerate, engine] = models(
+        """
+        for batch in loader:
+            with accelerator.accumulate(model):
+                with accelerator.autocast():
+                    loss = model(batch)
+                accelerator.backward(loss)
+                accelerator.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+        for batch in loader:
+            model_engine.backward(model_engine(batch))
+            model_engine.step()
+        """
+    )
+    assert kinds(accelerate) == [
+        ("backward", "accelerator", "framework"),
+        ("clip", None, "framework"),
+        ("step", "optimizer", "optimizer"),
+    ]
+    withs = {tuple(w.kind.value for w in e.withs) for e in accelerate.events}
+    assert ("accumulate", "autocast") in withs  # the forward
+    [backward] = accelerate.of(Kind.BACKWARD)
+    assert [w.kind.value for w in backward.withs] == ["accumulate"]
+    assert kinds(engine) == [
+        ("backward", "model_engine", "framework"),
+        ("step", "model_engine", "engine"),
+    ]

@@ -43,7 +43,45 @@ PINNED = {
     "TL113": [
         (9, 13, 9, 33, "`torch.compile(model)` runs on every pass of a training loop", False),
     ],
+    "TL306": [
+        (
+            12,
+            19,
+            12,
+            30,
+            "`loss.item()` reads a tensor as a Python number inside `train_step`, which "
+            "`@torch.compile` compiles: dynamo cannot trace it, so it breaks the graph here",
+            False,
+        ),
+    ],
 }
+
+# Messages that name a training framework's loop or object: (code, case file) -> for each
+# finding, (row, column, a part of the message).
+FRAMEWORK_MESSAGES = {
+    ("TL301", "lightning_training_step"): [
+        (16, 32, "the loop Lightning runs `Classifier.training_step` in; hand the tensor itself "
+         "to `self.log(...)`"),
+        (28, 23, "the loop Lightning runs `Regressor.training_step` in"),
+        (36, 29, "the loop the Trainer runs `WeightedTrainer.compute_loss` in; keep the value a "
+         "tensor (detached)"),
+    ],
+    ("TL101", "framework_loops"): [
+        (13, 9, "call `optimizer.step()` after the backward pass"),
+        (21, 9, "call `model_engine.step()` after the backward pass"),
+    ],
+    ("TL102", "lightning_manual_optimization"): [
+        (18, 9, "Gradients are never cleared in the loop Lightning runs "
+         "`ManualModule.training_step` in, so each `opt.step()`"),
+    ],
+    ("TL206", "framework_autocast"): [
+        (14, 13, "`accelerator.backward(loss)` runs inside `accelerator.autocast(...)`"),
+        (25, 13, "`fabric.backward(loss)` runs inside `fabric.autocast(...)`"),
+    ],
+    ("TL104", "framework_engine"): [
+        (9, 9, "`model_engine.step()` runs before `model_engine.backward(loss)`"),
+    ],
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("code", sorted(PINNED))
@@ -62,3 +100,14 @@ def test_message_range_and_fix(code: str) -> None:
         for d, (*_, start, _fixed) in zip(found, PINNED[code], strict=True)
     ]
     assert got == PINNED[code]
+
+
+@pytest.mark.parametrize("case", sorted(FRAMEWORK_MESSAGES), ids=lambda c: f"{c[0]}/{c[1]}")
+def test_framework_messages(case: tuple[str, str]) -> None:
+    code, name = case
+    path = CASES / code / f"{name}.py"
+    found = [d for d in analyze(path.read_text(), str(path), ALL) if d.code == code]
+    expected = FRAMEWORK_MESSAGES[case]
+    assert [(d.location.row, d.location.column) for d in found] == [e[:2] for e in expected]
+    for d, (*_, part) in zip(found, expected, strict=True):
+        assert part in d.message, d.message

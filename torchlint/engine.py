@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchlint.analysis.collect import collect
+from torchlint.analysis.frameworks import framework_bodies
 from torchlint.analysis.loops import LoopModels
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.resolve import resolve
@@ -152,7 +153,7 @@ def _analyze(
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         analysis.errors.append(f"{filename}: internal error while reading the file: {detail}")
         return analysis
-    loops = LoopModels(facts.scopes, roles)
+    loops = LoopModels(facts.scopes, roles, framework_bodies(facts.classes, facts.imports))
     positions = PositionIndex(parsed, facts.anchors)
     ctx = RuleContext(
         facts,
@@ -179,7 +180,8 @@ def _analyze(
     try:
         analysis.diagnostics.extend(_diagnostics(ctx, suppressions, filename))
         if training_loops:
-            outermost = outermost_training_loops(ctx.step_loops)
+            loops_written = [m for m in ctx.step_loops if not m.loop.runner]
+            outermost = outermost_training_loops(loops_written)
             analysis.training_loop_rows = tuple(
                 sorted({positions.row(m.loop.node) for m in outermost})
             )

@@ -215,7 +215,7 @@ def test_debug_information(tmp_path: Path) -> None:
         document=context,
     )
     assert info["configFile"] == str(tmp_path / "pyproject.toml")
-    assert info["rulesEnabled"] == ["TL302", "TL303", "TL304", "TL305"]
+    assert info["rulesEnabled"] == ["TL302", "TL303", "TL304", "TL305", "TL306"]
     (tmp_path / "pyproject.toml").write_text('[tool.torchlint]\nselect = ["TL9"]\n')
     broken = debug_information(
         parser="parse_source",

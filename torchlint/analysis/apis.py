@@ -78,6 +78,18 @@ MODULE_WRAPPERS = {
 # each keeping its kind: `model, opt, loader = accelerator.prepare(model, opt, loader)`.
 FRAMEWORK_SETUP = {"prepare", "setup", "setup_module", "setup_dataloaders", "prepare_model"}
 
+# Methods of a training framework object (an Accelerator, a Fabric, a DeepSpeed engine) that
+# the loop model reads: the contexts it opens and the gradient work it does itself.
+FRAMEWORK_AUTOCAST = {"autocast"}  # `with accelerator.autocast():`, `with fabric.autocast():`
+# `with accelerator.accumulate(model):` the prepared optimizer steps and clears (and the
+# prepared scheduler steps) only at the end of each accumulation window.
+FRAMEWORK_ACCUMULATE = {"accumulate"}
+# Clipping that unscales first and touches no optimizer state.
+FRAMEWORK_CLIP = {"clip_grad_norm_", "clip_grad_value_", "clip_gradients"}
+# A DeepSpeed engine: its `step()` updates the weights and clears the gradients (it also runs
+# the engine's scheduler and its gradient accumulation).
+ENGINE_NAME = re.compile(r"engine|deepspeed", re.IGNORECASE)
+
 
 STREAMING = re.compile(r"webdataset|iterable|stream|datapipe|torchtext\.datasets", re.IGNORECASE)
 

@@ -140,14 +140,22 @@ class LoopModel:
         return [e for e in self.events if e.kind in kinds]
 
     @cached_property
+    def framework_steps(self) -> bool:
+        """A framework runs backward and the optimizer step around this loop's body (a
+        LightningModule's `training_step` under automatic optimization)."""
+        return bool(self.loop.runner) and not self.loop.manual
+
+    @cached_property
     def has_backward(self) -> bool:
-        return any(e.kind is Kind.BACKWARD for e in self.events)
+        return self.framework_steps or any(e.kind is Kind.BACKWARD for e in self.events)
 
     @cached_property
     def is_step_loop(self) -> bool:
         """The loop itself does the training work of a step: backward or optimizer step happen
         in its iteration, not only inside a nested loop."""
-        return any(e.kind in (Kind.BACKWARD, Kind.STEP) and e.depth == 0 for e in self.events)
+        return self.framework_steps or any(
+            e.kind in (Kind.BACKWARD, Kind.STEP) and e.depth == 0 for e in self.events
+        )
 
     @cached_property
     def inner_loops(self) -> set[int]:
@@ -158,8 +166,12 @@ class LoopModel:
 class LoopModels:
     """Builds (lazily, once) the model of every loop in a module."""
 
-    def __init__(self, scopes: list[Scope], roles: Roles) -> None:
+    def __init__(
+        self, scopes: list[Scope], roles: Roles, bodies: list[LoopFrame] | None = None
+    ) -> None:
         self._scopes = scopes
+        # Functions a framework runs once per batch, each read as a loop's body (frameworks.py).
+        self._bodies = bodies or []
         self.roles = roles
         # Events of other project files enter a loop's model as copies whose node is a shallow
         # copy of theirs (one per time they are reached), so that a finding about one is
@@ -169,7 +181,8 @@ class LoopModels:
 
     @cached_property
     def all(self) -> list[LoopModel]:
-        return [self.build(loop) for scope in self._scopes for loop in scope.loops]
+        loops = [loop for scope in self._scopes for loop in scope.loops]
+        return [self.build(loop) for loop in (*loops, *self._bodies)]
 
     def model_of(self, loop: LoopFrame) -> LoopModel:
         by_loop = self._by_loop
@@ -186,8 +199,8 @@ class LoopModels:
     def build(self, loop: LoopFrame) -> LoopModel:
         events: list[IterEvent] = []
         for event in loop.scope.events:
-            position = _index_of(event.path, loop)
-            if position < 0:
+            position = -1 if loop.runner else _index_of(event.path, loop)
+            if position < 0 and not loop.runner:
                 continue
             frames = event.path[position + 1 :]
             self._add(events, event, frames, event.receiver, event, event.subject_is_tensor, loop)

@@ -57,12 +57,13 @@ class WithKind(enum.Enum):
     NO_GRAD = "no-grad"
     ENABLE_GRAD = "enable-grad"
     PROFILE = "profile"
+    ACCUMULATE = "accumulate"  # `accelerator.accumulate(model)`: steps every N micro-batches
     OTHER = "other"
 
 
 @dataclass(eq=False)
 class LoopFrame:
-    node: cst.For | cst.While
+    node: cst.For | cst.While | cst.FunctionDef  # a function: see `runner`
     scope: Scope
     iter_text: str  # the iterable's source text ('' for while loops)
     is_param_loop: bool  # `for p in model.parameters()`: an inner detail, not a loop level
@@ -74,9 +75,16 @@ class LoopFrame:
     # values they hold (a loader a factory returned: see values.py).
     sources: list[str] = field(default_factory=list)
     source_values: list[Value] = field(default_factory=list)
+    # A function a training framework calls once per batch (`node` is its definition), read
+    # as the body of the loop the framework runs: the framework's name ("Lightning"), and
+    # whether the function steps the optimizers itself (manual optimization).
+    runner: str = ""
+    manual: bool = False
 
     @property
     def label(self) -> str:
+        if self.runner:
+            return f"loop {self.runner} runs `{self.scope.qualname}` in"
         return f"for-loop over `{self.iter_text}`" if self.iter_text else "while-loop"
 
 

@@ -14,6 +14,10 @@ from torchlint.analysis.apis import (
     CLIP_FUNCTIONS,
     DEVICE_SYNCS,
     ENABLE_GRAD_FUNCTIONS,
+    ENGINE_NAME,
+    FRAMEWORK_ACCUMULATE,
+    FRAMEWORK_AUTOCAST,
+    FRAMEWORK_CLIP,
     HOST_CONSTRUCTORS,
     ITER_WRAPPERS,
     NO_GRAD_FUNCTIONS,
@@ -49,6 +53,7 @@ from torchlint.analysis.values import (
     NUMBER_BUILTINS,
     UNKNOWN,
     Value,
+    What,
     through_shape,
 )
 
@@ -98,10 +103,28 @@ class CallRecogniser:
             return WithFrame(owner, WithKind.ENABLE_GRAD, text)
         if qual in ENABLE_GRAD_FUNCTIONS:
             return WithFrame(owner, WithKind.ENABLE_GRAD, text)
+        method = self.framework_method(func) if call is not None and not qual else None
+        if method in FRAMEWORK_AUTOCAST:
+            # The framework's own mixed precision: its dtype is the run's configuration.
+            return WithFrame(owner, WithKind.AUTOCAST, text)
+        if method in FRAMEWORK_ACCUMULATE:
+            return WithFrame(owner, WithKind.ACCUMULATE, text)
         lowered = text.lower()
         if qual in PROFILE_FUNCTIONS or "profil" in lowered or "timer" in lowered:
             return WithFrame(owner, WithKind.PROFILE, text)
         return WithFrame(owner, WithKind.OTHER, text)
+
+    def framework_method(self, func: cst.BaseExpression) -> str | None:
+        """`accelerator.autocast` -> `autocast`: the method, when it is called on a training
+        framework's object (an Accelerator, a Fabric, a DeepSpeed engine)."""
+        if type(func) is not cst.Attribute:
+            return None
+        receiver = func.value
+        if looks_like_framework(dotted(receiver) or ""):
+            return func.attr.value
+        if self.walk.values.object_of(receiver).what is What.FRAMEWORK:
+            return func.attr.value
+        return None
 
     def constructed(self, target: str, call: cst.Call) -> None:
         if _streams(call, self.walk.imports):
@@ -453,6 +476,9 @@ class CallRecogniser:
             self.walk.event(Kind.GRAD_WRITE, node, receiver=receiver, method=method)
         elif method == "backward" or method == "manual_backward":
             self.backward(node, receiver_node, receiver, method)
+        elif method == "step" and not node.args and ENGINE_NAME.search(receiver.rsplit(".", 1)[-1]):
+            # A DeepSpeed engine's step: it updates the weights and clears the gradients.
+            self.walk.event(Kind.STEP, node, receiver=receiver, method="step", via="engine")
         elif method == "step":
             self.step(node, receiver)
         elif method == "zero_grad":
@@ -479,6 +505,8 @@ class CallRecogniser:
             if _chain_has_sync(receiver_node):
                 return  # `x.cpu().numpy()`: one sync, already recorded
             self.sync_of_value(node, receiver_node, method)
+        elif method in FRAMEWORK_CLIP and self.framework_method(func) is not None:
+            self.walk.event(Kind.CLIP, node, method=method, via="framework")
         elif method in ("to", "cuda") and self.moves_to_device(node):
             self.transfer(node, receiver_node)
         elif method in ("record", "elapsed_time") and _looks_like_event(receiver):

@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from torchlint.analysis.apis import FRAMEWORK_SETUP
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import (
@@ -19,7 +20,11 @@ from torchlint.analysis.model import (
     WithKind,
     grad_disabled,
 )
-from torchlint.analysis.names import looks_like_optimizer, strip_module_wrapper
+from torchlint.analysis.names import (
+    looks_like_framework,
+    looks_like_optimizer,
+    strip_module_wrapper,
+)
 from torchlint.analysis.resolve import Roles
 
 # A file that never mentions an optimizer is not training anything: its backward loops compute
@@ -39,12 +44,21 @@ def is_opaque_call(event: Event) -> bool:
 
 
 def passes_optimizer(event: Event, roles: Roles) -> bool:
+    if event.method in FRAMEWORK_SETUP and looks_like_framework(event.receiver or ""):
+        return False  # `accelerator.prepare(model, optimizer)` wraps it, it does not step it
     texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
     return any(t and roles.role(t, event.scope) == "optimizer" for t in texts)
 
 
-def _called_name(event: Event) -> str:
-    return (event.method or "").lower()
+# Getters named like an update: a LightningModule's `self.optimizers()` hands them over.
+_GETTERS = {"optimizers", "lr_schedulers"}
+
+
+def called_name(event: Event) -> str:
+    """The called function's or method's name, lowercased; empty for a getter named like an
+    update (`self.optimizers()`)."""
+    name = (event.method or "").lower()
+    return "" if name in _GETTERS and not event.arg_texts else name
 
 
 def may_step(e: IterEvent, roles: Roles) -> bool:
@@ -53,17 +67,17 @@ def may_step(e: IterEvent, roles: Roles) -> bool:
     if e.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ):
         return True
     if is_opaque_call(e.event):
-        name = _called_name(e.event)
+        name = called_name(e.event)
         return any(w in name for w in _UPDATE_WORDS) or passes_optimizer(e.event, roles)
     return False
 
 
 def may_clear(e: IterEvent, roles: Roles) -> bool:
-    """Gradients may be cleared here."""
-    if e.kind is Kind.ZERO_GRAD:
+    """Gradients may be cleared here (a DeepSpeed engine's step clears them too)."""
+    if e.kind is Kind.ZERO_GRAD or (e.kind is Kind.STEP and e.event.via == "engine"):
         return True
     if is_opaque_call(e.event):
-        name = _called_name(e.event)
+        name = called_name(e.event)
         return any(w in name for w in _CLEAR_WORDS) or passes_optimizer(e.event, roles)
     return False
 
@@ -98,11 +112,11 @@ def scope_may_step(
                     # One optimizer's step: a call named like a step (handed that optimizer,
                     # or none), not one that only receives it (`adjust_learning_rate(opt)`).
                     texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
-                    if any(w in _called_name(event) for w in _UPDATE_WORDS) and (
+                    if any(w in called_name(event) for w in _UPDATE_WORDS) and (
                         named in texts or not passes_optimizer(event, roles)
                     ):
                         return True
-                elif any(w in _called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
+                elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
                     event, roles
                 ):
                     return True
@@ -229,6 +243,7 @@ def optimizer_name(roles: Roles, model: LoopModel) -> str:
 
 
 __all__ = [
+    "called_name",
     "clears_all_gradients",
     "clears_for",
     "first",

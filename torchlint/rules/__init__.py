@@ -41,6 +41,7 @@ from torchlint.rules.loop.zero_grad_defeats_accumulation import ZeroGradDefeatsA
 from torchlint.rules.speed.blocking_transfer import BlockingTransfer
 from torchlint.rules.speed.host_tensor_then_moved import HostTensorThenMoved
 from torchlint.rules.speed.item_in_hot_loop import ItemInHotLoop
+from torchlint.rules.speed.sync_in_compiled_function import SyncInCompiledFunction
 from torchlint.rules.speed.sync_in_hot_loop import SyncInHotLoop
 from torchlint.rules.speed.synchronous_dataloader import SynchronousDataLoader
 from torchlint.rules.syntax_error import SyntaxErrorRule
@@ -70,6 +71,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             Fp16WithoutScaler,
             BackwardInsideAutocast,
             SyncInHotLoop,
+            SyncInCompiledFunction,
             SynchronousDataLoader,
             BlockingTransfer,
             HostTensorThenMoved,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from torchlint.analysis.apis import FRAMEWORK_SETUP
 from torchlint.analysis.links import LoaderArgs
-from torchlint.analysis.model import ConstructedObject, Kind, visible_from
-from torchlint.analysis.names import dotted
+from torchlint.analysis.model import ConstructedObject, Kind, LoopFrame, visible_from
+from torchlint.analysis.names import dotted, looks_like_framework
 from torchlint.analysis.training import does_step_work
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -31,7 +32,7 @@ class MissingSetEpoch(Rule):
                 sampler = self._distributed_sampler(ctx, LoaderArgs(loader.node), loader.target)
                 if sampler is None:
                     sampler = self._sampler_value(ctx, loader)
-                if sampler is None:
+                if sampler is None or _through_framework(loader, model.loop):
                     continue
                 # A loader found through the values (a factory's, a wrapper's, a dict's) is
                 # the loop's own whatever its name; a constructed one must be visible there.
@@ -55,6 +56,8 @@ class MissingSetEpoch(Rule):
                     ):
                         continue
                     header = epoch.loop.node
+                    if isinstance(header, cst.FunctionDef):
+                        continue  # a framework's loop (training_step): it sets the epoch
                     node = header.iter if isinstance(header, cst.For) else header.test
                     ctx.report(
                         node,
@@ -98,3 +101,23 @@ def _shuffles(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value == "shuffle":
             return not (isinstance(arg.value, cst.Name) and arg.value.value == "False")
     return True
+
+
+def _through_framework(loader: ConstructedObject, loop: LoopFrame) -> bool:
+    """The loop iterates what `accelerator.prepare(loader)` / `fabric.setup_dataloaders(...)`
+    returns: Accelerate's and Fabric's wrappers call the sampler's `set_epoch` themselves each
+    time they are iterated."""
+    names = {loader.target, *loop.sources}
+    for scope in {id(s): s for s in (loop.scope, loader.scope)}.values():
+        for event in scope.events:
+            node = event.node
+            if (
+                event.kind is not Kind.CALL
+                or event.method not in FRAMEWORK_SETUP
+                or not looks_like_framework(event.receiver or "")
+                or type(node) is not cst.Call
+            ):
+                continue
+            if any(a.value is loader.node or dotted(a.value) in names for a in node.args):
+                return True
+    return False

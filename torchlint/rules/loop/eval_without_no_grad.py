@@ -39,6 +39,8 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.loops.all:
+            if model.loop.runner:
+                continue  # a framework's training step (Lightning backpropagates what it returns)
             if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
                 continue
             before = self._modes_before(model)

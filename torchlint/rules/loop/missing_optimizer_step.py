@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.apis import ENGINE_NAME
 from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches
 from torchlint.analysis.loops import LoopModel
 from torchlint.analysis.model import Kind
 from torchlint.analysis.training import (
+    called_name,
     is_opaque_call,
     may_step,
     mentions_optimizer,
@@ -35,8 +37,8 @@ class MissingOptimizerStep(Rule):
             backward = next(
                 (e for e in model.events if e.kind is Kind.BACKWARD and e.depth == 0), None
             )
-            if backward is None or id(model.loop.node) in covered:
-                continue
+            if backward is None or id(model.loop.node) in covered or model.framework_steps:
+                continue  # (the framework steps after the Trainer's `training_step`)
             if any(may_step(e, ctx.roles) for e in model.events):
                 continue
             if scope_may_step(model.loop.scope, ctx.roles, outside=model.loop):
@@ -44,6 +46,9 @@ class MissingOptimizerStep(Rule):
             if _times_itself(model):
                 continue  # a benchmark or profiler timing forward and backward passes
             optimizer = optimizer_name(ctx.roles, model)
+            engine = backward.receiver or ""
+            if backward.event.via == "framework" and ENGINE_NAME.search(engine):
+                optimizer = engine  # DeepSpeed: `model_engine.step()` steps its optimizer
             ctx.report(
                 backward.event.node,
                 f"`{ctx.text(backward.event.node)}` computes gradients on every iteration of the "
@@ -92,7 +97,7 @@ class MissingOptimizerStep(Rule):
             if e.kind in (Kind.MAYBE_STEP, Kind.GRAD_READ):
                 return True
             if is_opaque_call(e.event):
-                name = (e.event.method or "").lower()
+                name = called_name(e.event)
                 texts = [*e.event.arg_texts, *(t for _, t in e.event.kwarg_texts)]
                 if "step" in name or "optim" in name or life.name in texts:
                     return True

@@ -61,7 +61,10 @@ class MissingZeroGrad(Rule):
 
     def _may_clear(self, model: LoopModel, life: Lifecycle) -> bool:
         """A clear of the optimizer's module (or of the whole model), or a call we cannot see
-        into that may clear it (handed the optimizer, or named like a clear)."""
+        into that may clear it (handed the optimizer, or named like a clear). A DeepSpeed
+        engine's step clears its own gradients."""
+        if any(s.event.via == "engine" for s in life.steps):
+            return True
         for e in model.events:
             if clears_module(e, life):
                 return True

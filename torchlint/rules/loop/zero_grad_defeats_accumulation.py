@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches_only_others
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
-from torchlint.analysis.model import GuardFrame, GuardKind, Kind, LoopFrame
+from torchlint.analysis.model import (
+    GuardFrame,
+    GuardKind,
+    Kind,
+    LoopFrame,
+    WithFrame,
+    WithKind,
+)
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -44,6 +51,8 @@ class ZeroGradDefeatsAccumulation(Rule):
         for step in life.steps:
             if step.event.has_closure:
                 continue  # `optimizer.step(closure)`: the closure clears and recomputes
+            if step.event.via == "engine" or _framework_accumulates(model, step):
+                continue  # the framework steps and clears once per accumulation window
             periodic = _accumulation_guard(step)
             for clear in life.clears:
                 backward = _backward_after(model, clear, life, lives)
@@ -62,6 +71,15 @@ class ZeroGradDefeatsAccumulation(Rule):
                     condition = periodic.condition or "a condition"
                     found.append((clear, step, f"under `if {condition}:`"))
         return found
+
+
+def _framework_accumulates(model: LoopModel, step: IterEvent) -> bool:
+    """`with accelerator.accumulate(model):` around the step (in the loop or around it): the
+    prepared optimizer's `zero_grad()` and `step()` run only when the window closes."""
+    return any(
+        isinstance(f, WithFrame) and f.kind is WithKind.ACCUMULATE
+        for f in (*model.loop.outer, *step.frames)
+    )
 
 
 def _accumulation_guard(step: IterEvent) -> GuardFrame | None:

@@ -42,6 +42,23 @@ def _steps_an_environment(model: LoopModel) -> bool:
     )
 
 
+def _advice(model: LoopModel) -> str:
+    if model.loop.runner == "Lightning":
+        return (
+            "hand the tensor itself to `self.log(...)`, which Lightning reads on the host only "
+            "when it writes the log, or sync every N steps (`if batch_idx % log_every == 0:`)."
+        )
+    if model.loop.runner:
+        return (
+            "keep the value a tensor (detached) and read it every N steps "
+            "(`if self.state.global_step % log_every == 0:`)."
+        )
+    return (
+        "accumulate on the device and sync every N steps (`if step % log_every == 0:`) or after "
+        "the loop."
+    )
+
+
 def _is_sink(consumer: str) -> bool:
     name = last_segment(consumer)
     return name in _SINKS or name.startswith("log")
@@ -69,8 +86,7 @@ class ItemInHotLoop(Rule):
                         f"`{ctx.text(e.event.node)}`{ctx.where(e)} "
                         f"{_DESCRIPTIONS.get(e.event.method or '', 'syncs with the device')} "
                         f"and waits for the GPU on every iteration of the {model.loop.label}; "
-                        "accumulate on the device and sync every N steps "
-                        "(`if step % log_every == 0:`) or after the loop.",
+                        f"{_advice(model)}",
                     )
 
     def _fires(self, e: IterEvent) -> bool:
