@@ -352,7 +352,7 @@ async def test_a_cell_that_does_not_parse_leaves_the_others_checked(notebook) ->
     nb.close()
 
 
-def test_related_locations_point_into_their_cells() -> None:
+async def test_related_locations_point_into_their_cells() -> None:
     """A finding of one cell whose related location is in another (no rule makes one yet: the
     mapping is checked with a diagnostic built here)."""
     from torchlint.diagnostics import Diagnostic, Location, Severity

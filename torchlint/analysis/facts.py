@@ -11,6 +11,7 @@ import libcst as cst
 from torchlint.analysis.model import ClassInfo, ConstructedObject, LoopFrame, Scope
 from torchlint.analysis.names import ImportTable
 from torchlint.analysis.positions import Anchor
+from torchlint.analysis.sites import Sites
 from torchlint.analysis.source import ParsedSource
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class ModuleFacts:
     ce_inputs: list[CrossEntropyInput] = field(default_factory=list)
     # What the module-level names hold at the end of the module (functions read them).
     module_values: dict[str, Value] = field(default_factory=dict)
+    # Every call with its function, class and branches, and every assignment (sites.py).
+    sites: Sites = field(default_factory=Sites)
 
     def find_method(
         self, cls: ClassInfo | None, method: str, seen: set[str] | None = None
@@ -121,3 +124,4 @@ class ModuleFacts:
         self.constructed.clear()
         self.anchors.clear()
         self.module_values.clear()
+        self.sites.clear()

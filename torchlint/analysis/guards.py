@@ -7,7 +7,8 @@ data-dependent."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import libcst as cst
 
@@ -129,38 +130,64 @@ def _guard_rank(kind: GuardKind) -> int:
 def _mentions_rank(node: cst.BaseExpression) -> bool:
     """Whether a name, attribute or string in the expression says rank (`rank == 0`,
     `accelerator.is_main_process`), read from its nodes (generating its code costs more)."""
-    stack: list[cst.BaseExpression] = [node]
+    stack: list[cst.CSTNode] = [node]
+    search = _RANK_TEXT.search
     while stack:
         current = stack.pop()
         kind = type(current)
         if kind is cst.Name or kind is cst.SimpleString:
-            text = current.value  # type: ignore[attr-defined]
+            if search(current.value):  # type: ignore[attr-defined]
+                return True
         elif kind is cst.Attribute:
-            assert isinstance(current, cst.Attribute)
-            stack.append(current.value)
-            text = current.attr.value
-        elif kind is cst.Call:
-            assert isinstance(current, cst.Call)
-            stack.append(current.func)
-            stack.extend(a.value for a in current.args)
-            continue
-        elif kind is cst.Comparison:
-            assert isinstance(current, cst.Comparison)
-            stack.append(current.left)
-            stack.extend(c.comparator for c in current.comparisons)
-            continue
-        elif kind is cst.BinaryOperation or kind is cst.BooleanOperation:
-            stack.append(current.left)  # type: ignore[attr-defined]
-            stack.append(current.right)  # type: ignore[attr-defined]
-            continue
+            if search(current.attr.value):  # type: ignore[attr-defined]
+                return True
+            stack.append(current.value)  # type: ignore[attr-defined]
         elif kind is cst.Integer or kind is cst.Float:
             continue
         else:
-            text = expr_text(current)
-        lowered = text.lower()
-        if any(word in lowered for word in _RANK_WORDS):
-            return True
+            children = _RANK_CHILDREN.get(kind)
+            if children is not None:
+                stack.extend(children(current))
+            elif search(expr_text(current)):  # type: ignore[arg-type]
+                return True
     return False
+
+
+_RANK_TEXT = re.compile("|".join(_RANK_WORDS), re.IGNORECASE)
+# Where a rank may be named inside an expression, by node type (anything else: its text).
+_RANK_CHILDREN: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
+    cst.Call: lambda n: (n.func, *(a.value for a in n.args)),
+    cst.Comparison: lambda n: (n.left, *(c.comparator for c in n.comparisons)),
+    cst.BinaryOperation: lambda n: (n.left, n.right),
+    cst.BooleanOperation: lambda n: (n.left, n.right),
+    cst.UnaryOperation: lambda n: (n.expression,),
+    cst.Subscript: lambda n: (
+        n.value,
+        *(
+            part
+            for el in n.slice
+            for part in (
+                (el.slice.value,)
+                if type(el.slice) is cst.Index
+                else (el.slice.lower, el.slice.upper, el.slice.step)
+            )
+            if part is not None
+        ),
+    ),
+    cst.Tuple: lambda n: (e.value for e in n.elements),
+    cst.List: lambda n: (e.value for e in n.elements),
+    cst.Set: lambda n: (e.value for e in n.elements),
+    cst.Dict: lambda n: (
+        part
+        for e in n.elements
+        for part in ((e.key, e.value) if type(e) is cst.DictElement else (e.value,))
+    ),
+    cst.IfExp: lambda n: (n.test, n.body, n.orelse),
+    cst.ConcatenatedString: lambda n: (n.left, n.right),
+    cst.StarredElement: lambda n: (n.value,),
+    cst.Await: lambda n: (n.expression,),
+    cst.NamedExpr: lambda n: (n.target, n.value),
+}
 
 
 def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:

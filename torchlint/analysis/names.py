@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -54,7 +55,86 @@ def expr_text(node: cst.BaseExpression) -> str:
     if kind is _CALL:
         args = ", ".join(_arg_text(a) for a in node.args)  # type: ignore[attr-defined]
         return f"{expr_text(node.func)}({args})"  # type: ignore[attr-defined]
+    operator = _OPERATOR_TEXT.get(kind)
+    if operator is not None:
+        return operator(node)
     return _EMPTY_MODULE.code_for_node(node).strip()
+
+
+def _parenthesized(node: cst.BaseExpression, text: str) -> str:
+    return "(" * len(node.lpar) + text + ")" * len(node.rpar)
+
+
+_OPERATORS: dict[type, str] = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+    cst.LeftShift: "<<",
+    cst.RightShift: ">>",
+    cst.BitOr: "|",
+    cst.BitAnd: "&",
+    cst.BitXor: "^",
+    cst.And: "and",
+    cst.Or: "or",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.In: "in",
+    cst.NotIn: "not in",
+    cst.Is: "is",
+    cst.IsNot: "is not",
+}
+_UNARY: dict[type, str] = {cst.Not: "not", cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~"}
+
+
+def _space(whitespace: cst.BaseParenthesizableWhitespace) -> str:
+    """The spaces around an operator as written; one space where it spans lines."""
+    return whitespace.value if type(whitespace) is cst.SimpleWhitespace else " "
+
+
+def _operator(op: Any, token: str) -> str:
+    if type(op) is cst.NotIn or type(op) is cst.IsNot:
+        token = token.replace(" ", _space(op.whitespace_between))
+    return f"{_space(op.whitespace_before)}{token}{_space(op.whitespace_after)}"
+
+
+def _binary_text(node: cst.BinaryOperation | cst.BooleanOperation) -> str:
+    op = _operator(node.operator, _OPERATORS[type(node.operator)])
+    return _parenthesized(node, f"{expr_text(node.left)}{op}{expr_text(node.right)}")
+
+
+def _comparison_text(node: cst.Comparison) -> str:
+    parts = [expr_text(node.left)]
+    for target in node.comparisons:
+        parts.append(_operator(target.operator, _OPERATORS[type(target.operator)]))
+        parts.append(expr_text(target.comparator))
+    return _parenthesized(node, "".join(parts))
+
+
+def _unary_text(node: cst.UnaryOperation) -> str:
+    op = node.operator
+    token = _UNARY[type(op)]
+    if type(op) is cst.Not:
+        token = "not" + (_space(op.whitespace_after) or " ")  # `not(a)`: the parens are `a`'s
+    return _parenthesized(node, token + expr_text(node.expression))
+
+
+# Operator expressions, rebuilt from their parts with the spacing as written (one space where
+# an operator spans lines): a code generation of a comparison costs a hundred times more.
+_OPERATOR_TEXT: dict[type, Callable[[Any], str]] = {
+    cst.BinaryOperation: _binary_text,
+    cst.BooleanOperation: _binary_text,
+    cst.Comparison: _comparison_text,
+    cst.UnaryOperation: _unary_text,
+}
 
 
 def _arg_text(arg: cst.Arg) -> str:
@@ -178,11 +258,20 @@ class ImportTable:
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """`F.cross_entropy` -> `torch.nn.functional.cross_entropy` when `F` is an import."""
+        kind = type(node)
+        if kind is _NAME:
+            return self.aliases.get(node.value)  # type: ignore[attr-defined]
+        if kind is not _ATTRIBUTE:
+            return None
+        root = node
+        while type(root) is _ATTRIBUTE:
+            root = root.value
+        # Most receivers are no import (`model(x)`, `self.opt.step`): no text built for them.
+        if type(root) is not _NAME or root.value not in self.aliases:
+            return None
         text = dotted(node)
         if text is None:
             return None
         head, _, rest = text.partition(".")
-        target = self.aliases.get(head)
-        if target is None:
-            return None
+        target = self.aliases[head]
         return f"{target}.{rest}" if rest else target

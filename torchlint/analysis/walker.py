@@ -52,6 +52,7 @@ from torchlint.analysis.names import (
 from torchlint.analysis.positions import Anchor
 from torchlint.analysis.protocol import ProjectView
 from torchlint.analysis.recognise import CallRecogniser
+from torchlint.analysis.sites import Branch, CallSite
 from torchlint.analysis.source import ParsedSource
 from torchlint.analysis.syntax import NOT_A_LITERAL, literal, method_name, target_names
 from torchlint.analysis.values import NOT_A_TENSOR, UNKNOWN, Value, Values, What, join
@@ -98,6 +99,9 @@ class Walker:
         self.compat_depth = 0  # how many version tests / `except` handlers enclose the walk
         self.compat_names: set[str] = set()  # names imported under one
         self.recognise = CallRecogniser(self, watched, watched_prefixes)
+        self.sites = self.facts.sites
+        # The `if` branches around the point of the walk in the current function (sites.py).
+        self.branches: tuple[Branch, ...] = ()
 
     def run(self) -> ModuleFacts:
         try:
@@ -258,15 +262,19 @@ class Walker:
         compat = COMPAT_TEST.search(condition) is not None
         self.compat_depth += compat
         self.frames.append(self.guard(node, node.test, 0))
+        outside = self.branches
+        self.branches = (*outside, Branch(node, 0))
         self.block(node.body)
         self.frames.pop()
         if node.orelse is not None:
             self.frames.append(self.guard(node, node.test, 1))
+            self.branches = (*outside, Branch(node, 1))
             if type(node.orelse) is cst.If:
                 self.if_(node.orelse)
             else:
                 self.block(node.orelse.body)
             self.frames.pop()
+        self.branches = outside
         self.compat_depth -= compat
 
     def guard(self, node: cst.CSTNode, test: cst.BaseExpression, branch: int) -> GuardFrame:
@@ -411,13 +419,17 @@ class Walker:
         self.facts.scopes.append(scope)
         if cls is not None and parent.is_module:
             cls.methods[name] = scope
+            self.sites.methods[(cls.name, name)] = node
+            self.sites.class_of[id(node)] = cls.name
         elif parent.is_module:
             self.facts.functions[name] = scope
+            self.sites.functions[name] = node
         else:
             parent.local_defs[name] = scope
 
         saved = (self.scope, self.frames, self.values, self.loop_assigned, self.flags)
-        saved_guards = self.loop_guards
+        saved_guards, saved_branches = self.loop_guards, self.branches
+        self.branches = ()
         for name in self.rebound_imports:
             self.imports.aliases.pop(name, None)
         self.scope = scope
@@ -427,7 +439,7 @@ class Walker:
         self.loop_guards = []
         self.flags = {}
         self.block(node.body)
-        self.loop_guards = saved_guards
+        self.loop_guards, self.branches = saved_guards, saved_branches
         if parent.is_module:  # back at module level: the import, until it is rebound there
             for name, target in self.rebound_imports.items():
                 if name not in self.rebound_here:
@@ -442,6 +454,7 @@ class Walker:
         info = ClassInfo(node.name.value, node, bases)
         if self.scope.is_module and not self.class_stack:
             self.facts.classes[info.name] = info
+            self.sites.classes[info.name] = node
         self.class_stack.append(info)
         self.block(node.body)
         self.class_stack.pop()
@@ -453,10 +466,12 @@ class Walker:
         elif type(node) is cst.Assign:
             self.expr(node.value)
             for target in node.targets:
+                self.sites.bind(self.scope_key(), target.target, node.value)
                 self.assign(target.target, node.value)
         elif type(node) is cst.AnnAssign:
             if node.value is not None:
                 self.expr(node.value)
+                self.sites.bind(self.scope_key(), node.target, node.value)
                 self.assign(node.target, node.value)
         elif type(node) is cst.AugAssign:
             self.expr(node.value)
@@ -500,11 +515,15 @@ class Walker:
                 use = ApiUse("functorch", node, None, self.compat_depth > 0)
                 self.facts.functorch_imports.append(use)
 
+    def scope_key(self) -> int:
+        """The key of the current function in `Sites.assigned`: its node's id, 0 at module level."""
+        return 0 if self.scope.is_module else id(self.scope.node)
+
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         self.anchors[id(target)] = self.anchor  # type: ignore[assignment]
-        if isinstance(target, cst.Tuple | cst.List):
+        if type(target) is cst.Tuple or type(target) is cst.List:
             values: list[cst.BaseExpression] | None = None
-            if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(
+            if (type(value) is cst.Tuple or type(value) is cst.List) and len(value.elements) == len(
                 target.elements
             ):
                 values = [el.value for el in value.elements]
@@ -547,11 +566,11 @@ class Walker:
                 names.add(text)
         if type(value) is cst.Call:
             self.recognise.constructed(text, value)
-        elif isinstance(value, cst.List | cst.Tuple) and value.elements:
+        elif (type(value) is cst.Tuple or type(value) is cst.List) and value.elements:
             first = value.elements[0].value
             if type(first) is cst.Call:
                 self.recognise.constructed(text, first)
-        if isinstance(value, _CONDITIONS) or (
+        if type(value) in _CONDITIONS or (
             type(value) is cst.Call
             and classify_guard(value, False, self.definition) is not GuardKind.OTHER
         ):
@@ -607,8 +626,9 @@ class Walker:
             return
         if kind is cst.Call:
             call: cst.Call = node  # type: ignore[assignment]
-            self.expr(call.func)
             callee = dotted(call.func)
+            self.site(call, callee)
+            self.expr(call.func)
             for arg in call.args:
                 self.anchors[id(arg)] = self.anchor  # type: ignore[assignment]
                 if callee is not None:
@@ -636,6 +656,14 @@ class Walker:
             if children is not None:
                 for child in children(node):
                     self.expr(child)
+
+    def site(self, call: cst.Call, callee: str | None) -> None:
+        """Record `call` with the function, class and `if` branches around it (see sites.py)."""
+        scope = self.scope
+        function = None if scope.is_module else scope.node
+        self.sites.calls.append(
+            CallSite(call, callee, function, scope.class_name, self.branches)  # type: ignore[arg-type]
+        )
 
     def resolve_function(self, name: str) -> Scope | None:
         """A function of the module already read (`to_probs` in `to_probs(logits)`)."""
@@ -908,7 +936,7 @@ _PLAIN_DECORATORS = {
     "cached_property", "functools.cached_property", "dataclass", "dataclasses.dataclass",
     "override", "typing.override", "torch.jit.script", "torch.jit.ignore", "torch.jit.unused",
 }  # fmt: skip
-_CONDITIONS = (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)
+_CONDITIONS = frozenset((cst.Comparison, cst.BooleanOperation, cst.UnaryOperation))
 
 
 def _add_predicate(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import re
 
 import libcst as cst
@@ -102,9 +101,9 @@ def _whole_objects(ctx: RuleContext) -> str | None:
             saved = _saved_object(call.args[0].value)
             if saved is not None:
                 return f"`{saved}` saved at line {ctx.line_of(call)}"
-    load_rows = {ctx.line_of(u.node) for u in ctx.facts.watched_calls if u.qualname in _LOADS}
-    for text, row in _module_uses_of_loads(ctx.facts.parsed.text, load_rows):
-        return f"`{text}` at line {row} uses a loaded module"
+    module_use = _module_uses_of_loads(ctx)
+    if module_use is not None:
+        return f"`{module_use[0]}` at line {module_use[1]} uses a loaded module"
     return None
 
 
@@ -124,52 +123,21 @@ def _saved_object(value: cst.BaseExpression) -> str | None:
     return None
 
 
-def _module_uses_of_loads(source: str, load_rows: set[int]) -> list[tuple[str, int]]:
-    """`torch.load(path).eval()`, or `model = torch.load(path)` then `model.eval()`: each use's
-    text and line. Read with CPython's `ast` (a tenth of a libcst walk): the loads are the calls
-    named `load` that start on the lines of the file's `torch.load` calls."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-
-    def is_load(node: ast.AST) -> bool:
-        if not isinstance(node, ast.Call) or node.lineno not in load_rows:
-            return False
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        return name == "load"
-
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign | ast.AugAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        else:
+def _module_uses_of_loads(ctx: RuleContext) -> tuple[str, int] | None:
+    """The first of `torch.load(path).eval()`, or `model = torch.load(path)` then
+    `model.eval()`: its text and line. Read from the call sites and assignments the walker
+    recorded (no second walk of the module)."""
+    sites = ctx.facts.sites
+    loads = {id(u.node) for u in ctx.facts.watched_calls if u.qualname in _LOADS}
+    names = {name for load in loads for name in sites.targets.get(load, ())}
+    found: list[tuple[int, cst.Call]] = []
+    for site in sites.calls:
+        func = site.call.func
+        if type(func) is not cst.Attribute or func.attr.value not in _MODULE_USES:
             continue
-        if is_load(value):
-            for target in targets:
-                elements = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
-                names.update(n for n in map(_dotted_ast, elements) if n is not None)
-    found: list[tuple[str, int]] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-            continue
-        if node.func.attr not in _MODULE_USES:
-            continue
-        receiver = node.func.value
-        if is_load(receiver) or (_dotted_ast(receiver) or "") in names:
-            found.append((ast.get_source_segment(source, node) or node.func.attr, node.lineno))
-    found.sort(key=lambda item: item[1])
-    return found
-
-
-def _dotted_ast(node: ast.AST) -> str | None:
-    """`self.model` for a chain of names and attributes; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted_ast(node.value)
-        return f"{base}.{node.attr}" if base is not None else None
-    return None
+        if id(func.value) in loads or (dotted(func.value) or "") in names:
+            found.append((ctx.line_of(site.call), site.call))
+    if not found:
+        return None
+    row, call = min(found, key=lambda item: item[0])
+    return ctx.text(call), row
