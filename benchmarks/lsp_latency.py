@@ -18,10 +18,10 @@ of the file in this process.
 With `--stdio`, when the language server (`python -m torchlint.lsp`) is installed and answers,
 it also drives it over stdio with a minimal JSON-RPC client of its own: `didOpen`, then one
 `didChange` per edit (the whole text), timing each until the `publishDiagnostics` for that
-version arrives; a second run sends `didSave` right after each `didChange` (the server does not
-lint a saved text it has linted, or is linting, again: the two rows should agree). (The server
-lints an edit at once; the time a real editor adds is measured by the end-to-end test in VS Code,
-see `editor_scripts.py` and benchmarks/README.md.)
+version arrives; a second run sends `didSave` right after each `didChange` (a save lints again,
+superseding the keystroke's lint: about twice the time). (The server lints an edit at once; the
+time a real editor adds is measured by the end-to-end test in VS Code, see `editor_scripts.py`
+and benchmarks/README.md.)
 
 Not a test: it only prints (a table, or JSON with `--json`).
 
