@@ -3,7 +3,6 @@ not parse, and the code lenses while the text moves. A real server over stdio, o
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import re
 from collections.abc import AsyncIterator
@@ -223,18 +222,3 @@ async def test_lenses_move_with_the_text_before_the_next_analysis(
     await doc.diagnostics()
     await wait_until(lambda: client.lens_refreshes > refreshes, message="a codeLens refresh")
     assert len(await lens_rows(client, doc)) == 2
-
-
-async def test_a_save_of_a_linted_text_does_not_lint_it_again(new_document) -> None:
-    """Linted on type, a save changes nothing the analysis reads: the keystroke's lint stands
-    (a second lint would have thrown away the one under way for the last keystroke)."""
-    doc = new_document()
-    doc.open(TWO_BLOCKS)
-    await doc.diagnostics()
-    doc.change(TWO_BLOCKS + "\nprint('done')\n")
-    await doc.diagnostics()
-    doc.save()
-    await asyncio.sleep(1.0)  # a second lint of this small text would have published by now
-    assert [p.version for p in doc.publications()] == [1, 2]
-    doc.change(TWO_BLOCKS)  # and an edit is linted as ever
-    assert found(await doc.diagnostics()) == expected(TWO_BLOCKS)

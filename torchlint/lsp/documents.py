@@ -95,7 +95,6 @@ class DocumentState:
     lens_served: LensTargets | None = None  # what the last `textDocument/codeLens` answered
     closed: bool = False
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    latest: asyncio.Task[None] | None = None  # the lint scheduled last
     # The other project files its last analysis read (path -> content hash): a change to one
     # of them lints it again (`torchlint.workspace`).
     dependencies: dict[Path, str] = field(default_factory=dict)

@@ -433,25 +433,9 @@ class TorchlintServer(LanguageServer):
             self.republish(uri)
 
     def document_saved(self, uri: str) -> None:
-        """A save: lint the document, unless it is linted on type and its text is linted
-        already, or being linted (a save changes nothing its analysis reads; linting again
-        would throw away the lint under way for the last keystroke and start over). The
-        documents that read it follow the file on disk."""
-        state = self.documents.get(uri)
-        if state is None or not self._text_linted(state):
-            self.schedule(uri, delay=0.0)
+        self.schedule(uri, delay=0.0)
         if uri in self.documents:
             self.file_changed(file_path(uri), uri)
-
-    def _text_linted(self, state: DocumentState) -> bool:
-        """Whether the document is linted on type and its current version has been published,
-        or the lint scheduled last (which reads the current text) is still to finish."""
-        if self.settings.for_uri(state.uri).run != "onType":
-            return False
-        if state.latest is not None and not state.latest.done():
-            return True
-        version = self.workspace.get_text_document(state.uri).version
-        return state.published is not None and state.published.version == version
 
     def republish(self, uri: str) -> None:
         """Publish `uri` again after its runtime diagnostics changed: the lint's last
@@ -496,19 +480,14 @@ class TorchlintServer(LanguageServer):
         """Lint `uri` after `delay` seconds, superseding every earlier request for it."""
         state = self.documents.get(uri)
         if state is not None:
-            state.latest = self._restart(
-                state, lambda generation: self._lint(state, generation, delay)
-            )
+            self._restart(state, lambda generation: self._lint(state, generation, delay))
 
-    def _restart(
-        self, state: DocumentState | NotebookState, lint: Callable[[int], Any]
-    ) -> asyncio.Task[Any]:
+    def _restart(self, state: DocumentState | NotebookState, lint: Callable[[int], Any]) -> None:
         """Supersede every pending lint of a document or notebook with `lint(generation)`."""
         state.generation += 1
         task = self.spawn(lint(state.generation))
         state.tasks.add(task)
         task.add_done_callback(state.tasks.discard)
-        return task
 
     def _current(self, state: DocumentState, generation: int) -> bool:
         return not state.closed and state.generation == generation
