@@ -4,6 +4,7 @@ diagnostics, also over a sequence of edits to one parser, while re-parsing only 
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -460,3 +461,90 @@ def test_random_line_edits_keep_the_parse_exact(edits: list[tuple[bool, int, str
             assert result.module.deep_equals(expected.module)
             if parser.stats.fallback is None:  # libcst alone loses a backslash on line 1
                 assert result.module.code == text
+
+
+# --- trusting libcst's code generation ----------------------------------------------------------
+# `generates_itself` lets the parser skip generating a fresh block's code to compare it with the
+# text. It must never vouch for a text that libcst does not give back.
+
+_LINES = st.sampled_from(
+    [
+        "x = 1",
+        "def f(a,\tb):",
+        "class C:",
+        "if x:  # why",
+        "else:",
+        "for i in y:",
+        "return (1,",
+        "  2)",
+        "pass",
+        "s = '''",
+        "  # inside'''",
+        "# a comment",
+        "#",
+        "",
+        "    ",
+        "\t",
+        "@decorator",
+        "y = f'{x}' ; z = [",
+        "]",
+        "t = 'ü 🔥'",
+    ]
+)
+_INDENTS = st.sampled_from(["", "", "    ", "\t", "  "])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_INDENTS, _LINES), max_size=12), st.booleans())
+def test_a_text_trusted_to_round_trip_does(lines: list[tuple[str, str]], final: bool) -> None:
+    text = "\n".join(indent + line for indent, line in lines) + ("\n" if final else "")
+    try:
+        module = cst.parse_module(text)
+    except Exception:
+        return
+    if incremental.generates_itself(text):
+        assert module.code == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import os\n\\\nx = 1\n",  # a line holding only a backslash
+        "\fy = 2\n",  # a form feed before code
+        "x = 1  # c \\\n",
+        "return\n\n  # c\n",  # an indented comment after the last statement
+        "def f():\n    pass\n\n    \n",  # an indented blank line after it
+        "x\n\n\t",
+    ],
+)
+def test_texts_libcst_may_not_give_back_are_generated_and_compared(text: str) -> None:
+    assert not incremental.generates_itself(text)
+
+
+def test_every_block_of_this_repository_trusted_to_round_trip_does() -> None:
+    trusted = 0
+    for path in sorted((ROOT / "torchlint").rglob("*.py")) + _project_files():
+        text = path.read_text(encoding="utf-8")
+        starts = [*incremental.block_starts(text), len(text)]
+        for start, end in itertools.pairwise(starts):
+            piece = text[start:end]
+            if incremental.generates_itself(piece):
+                trusted += 1
+                assert cst.parse_module(piece).code == piece, (path, start)
+    assert trusted > 1000
+
+
+def test_a_keystroke_in_a_plain_function_generates_no_code() -> None:
+    parser = IncrementalParser()
+    text = "import torch\n\n\ndef f(x):\n    y = x + 1\n    return y\n\n\nz = f(1)\n"
+    parser.parse(text)
+    assert parser.stats.generated == 0
+    typed = text.replace("    return y", "    w = y\n    return y")
+    result = parser.parse(typed)
+    assert (parser.stats.parsed, parser.stats.generated) == (1, 0)
+    assert isinstance(result, ParsedSource) and result.module.code == typed
+    # a new line holding only the indentation, the block's last: generated and compared
+    trailing = text.replace("    return y\n", "    return y\n    \n")
+    result = parser.parse(trailing)
+    assert (parser.stats.parsed, parser.stats.generated) == (1, 1)
+    assert isinstance(result, ParsedSource) and result.module.code == trailing

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
 import libcst as cst
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from torchlint.analysis.collect import collect
+from torchlint.analysis.incremental import IncrementalParser, block_starts
 from torchlint.analysis.positions import PositionIndex
-from torchlint.analysis.source import ParsedSource, parse_source
+from torchlint.analysis.source import ParsedSource, line_starts, parse_source
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted([*ROOT.glob("tests/cases/*/*.py"), *ROOT.glob("examples/*.py")])
@@ -88,3 +92,18 @@ def test_partial_positions_match_full_codegen_on_tricky_layouts(name: str) -> No
     parsed = parse_source(textwrap.dedent(TRICKY[name]))
     assert isinstance(parsed, ParsedSource)
     _check(parsed)
+
+
+@pytest.mark.parametrize("path", FILES[::4], ids=lambda p: str(p.relative_to(ROOT)))
+def test_positions_use_the_incremental_parsers_blocks(path: Path) -> None:
+    text = path.read_text()
+    parsed = IncrementalParser().parse(text)
+    assert isinstance(parsed, ParsedSource)
+    assert parsed.block_starts == tuple(block_starts(text))  # no second scan needed
+    assert _check(parsed) == 0
+
+
+@given(st.text(alphabet="ab \t\r\n#", max_size=40))
+def test_line_starts_break_where_the_protocol_does(text: str) -> None:
+    expected = [0, *(match.end() for match in re.finditer(r"\r\n|\r|\n", text))]
+    assert line_starts(text) == expected

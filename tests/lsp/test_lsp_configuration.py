@@ -4,6 +4,7 @@ and the project's `[tool.torchlint]`. One server, one workspace folder per test.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,15 @@ FOLDERS: dict[str, dict[str, Any] | None] = {
     "excluded": {"exclude": ["scratch/", "*_draft.py"]},
     "configured": {"configuration": "CONFIG"},  # the test puts a path here
     "quiet": {"showNotifications": "off", "select": ["TL997"]},
+    # `lint.args`, as typed after the settings: its --select wins over the setting's
+    "args": {"select": ["TL301"], "lint": {"args": ["--select=TL204", "--fix", "--bogus"]}},
+    "args_flat": {"lint.args": ["--ignore", "TL204"]},
+    "with_project": None,  # a package whose finding needs its other file
+    "no_project": {"lint": {"args": ["--no-project"]}},  # the same package, each file alone
 }
+
+# A package whose train.py has two findings that need engine.py (`check` and `--no-project`).
+PACKAGE = Path(__file__).resolve().parent.parent / "projects" / "package"
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +74,8 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     custom.parent.mkdir()
     custom.write_text('[tool.torchlint]\nselect = ["TL301"]\n', encoding="utf-8")
     FOLDERS["configured"] = {"configuration": str(custom)}
+    for name in ("with_project", "no_project"):
+        shutil.copytree(PACKAGE, paths[name], dirs_exist_ok=True)
     return paths
 
 
@@ -223,3 +234,30 @@ async def test_show_notifications_off_keeps_problems_in_the_log(
     await doc.diagnostics()
     assert not any("TL997" in m.message for m in client.messages)
     assert any("TL997" in m.message for m in client.log_messages)
+
+
+async def test_lint_args_apply_after_the_settings(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["args"])
+    assert summary(await doc.diagnostics()) == [("TL204", types.DiagnosticSeverity.Warning)]
+    shown = [m.message for m in client.messages if "--bogus" in m.message]
+    assert shown  # one warning per settings pull, naming each problem once
+    for message in shown:
+        assert message.count("--bogus") == 1
+        assert "`--bogus`: not an option of `torchlint check`" in message
+        assert "`--fix`: no meaning for one file in the editor; ignored" in message
+    flat = open_in(client, folders["args_flat"])
+    assert summary(await flat.diagnostics()) == [("TL301", types.DiagnosticSeverity.Warning)]
+
+
+async def test_lint_args_no_project_analyses_each_file_alone(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    text = (PACKAGE / "mypkg" / "train.py").read_text(encoding="utf-8")
+    seen = Document(client, uri_of(folders["with_project"] / "mypkg" / "train.py"))
+    seen.open(text)
+    assert [code for code, _ in summary(await seen.diagnostics())] == ["TL101", "TL105"]
+    alone = Document(client, uri_of(folders["no_project"] / "mypkg" / "train.py"))
+    alone.open(text)
+    assert await alone.diagnostics() == []

@@ -243,7 +243,8 @@ class _Aligner:
         when the scanner's blocks are not libcst's statements, or that text gives no `count`
         statements. Sets the row base for `at`."""
         if self._blocks is None:
-            starts = complete_block_starts(self.parsed.text)
+            known = self.parsed.block_starts  # the incremental parser's split, when it made one
+            starts = list(known) if known is not None else complete_block_starts(self.parsed.text)
             self._blocks = starts if starts is not None else []
             if len(self._blocks) != len(self.parsed.module.body):
                 self._blocks = []  # the scanner and libcst disagree: ask `ast` for the module

@@ -9,6 +9,7 @@ import tokenize
 import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import libcst as cst
 
@@ -66,6 +67,18 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+def line_starts(text: str) -> list[int]:
+    """The offset at which each line of `text` begins, lines ending at `\\r\\n`, `\\r` or
+    `\\n` (the first is 0). Without a `\\r` in the text, from `str.split` (a third of the
+    time of a regular expression's matches: this runs on every keystroke in an editor)."""
+    if "\r" in text:
+        return [0, *(match.end() for match in _NEWLINE.finditer(text))]
+    with_newline = map((1).__add__, map(len, text.split("\n")))  # each line's length + 1
+    starts = list(accumulate(with_newline, initial=0))
+    starts.pop()  # where a line after the last would start
+    return starts
+
+
 @dataclass
 class LineIndex:
     """Maps character offsets in a text to 1-based (row, column) locations."""
@@ -74,7 +87,7 @@ class LineIndex:
     _starts: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._starts = [0] + [m.end() for m in _NEWLINE.finditer(self.text)]
+        self._starts = line_starts(self.text)
 
     @property
     def starts(self) -> list[int]:
@@ -107,6 +120,10 @@ class ParsedSource:
     text: str
     module: cst.Module
     lines: LineIndex
+    # Where the text's top-level blocks start (offsets, the first 0), when the parser split it
+    # (`IncrementalParser`, whose scanner `PositionIndex` would otherwise run again); None when
+    # not known.
+    block_starts: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

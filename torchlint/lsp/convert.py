@@ -18,6 +18,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from torchlint.analysis.source import line_starts
 from torchlint.diagnostics import Diagnostic, Edit, Location, Severity
 from torchlint.fixer import dominant_newline
 
@@ -77,7 +78,15 @@ class PositionMap:
     def __init__(self, text: str, encoding: str = types.PositionEncodingKind.Utf16) -> None:
         self.text = text
         self.encoding = encoding
-        self._starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+        self._starts = line_starts(text)
+        self._newline: str | None = None
+
+    @property
+    def newline(self) -> str:
+        """The text's dominant line ending (`fixer.dominant_newline`), counted once."""
+        if self._newline is None:
+            self._newline = dominant_newline(self.text)
+        return self._newline
 
     @property
     def line_count(self) -> int:
@@ -170,7 +179,7 @@ def range_from_json(value: Any) -> types.Range:
 def text_edits(edits: Iterable[Edit], positions: PositionMap) -> list[types.TextEdit]:
     """A fix's edits as LSP text edits. Like `fixer.apply_edits`, the `\\n`s in the new text
     become the document's dominant line ending."""
-    newline = dominant_newline(positions.text)
+    newline = positions.newline
     result = []
     for edit in edits:
         content = edit.content

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 
 from torchlint.analysis.incremental import block_starts
-from torchlint.analysis.source import ParsedSource, ParseFailure
+from torchlint.analysis.source import ParsedSource, ParseFailure, line_starts
 from torchlint.diagnostics import Diagnostic, Location
 from torchlint.engine import Parser
 from torchlint.rules.syntax_error import SyntaxErrorRule
@@ -58,10 +58,6 @@ class Masked:
         return self.parsed
 
 
-def _line_starts(text: str) -> list[int]:
-    return [0] + [match.end() for match in _NEWLINE.finditer(text)]
-
-
 def _statement_after(text: str, starts: list[int], line: int, end: int) -> int | None:
     """The offset of the first line after 0-based `line` (and before offset `end`) that starts
     a top-level statement."""
@@ -76,7 +72,7 @@ def _statement_after(text: str, starts: list[int], line: int, end: int) -> int |
 
 def broken_span(text: str, row: int) -> tuple[int, int]:
     """The offsets of the part of `text` to blank out for a syntax error on 1-based `row`."""
-    lines = _line_starts(text)
+    lines = line_starts(text)
     line = min(max(row - 1, 0), len(lines) - 1)
     offset = lines[line]
     blocks = block_starts(text)

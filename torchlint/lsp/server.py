@@ -711,7 +711,8 @@ class TorchlintServer(LanguageServer):
         if selection is None:
             return outcome  # excluded by the project's configuration
         filename = str(context.path)
-        path = file_path(state.uri)  # None for an untitled document: no project
+        # None for an untitled document, or with `--no-project` in lint.args: no project
+        path = file_path(state.uri) if context.settings.project else None
         parsed: list[ParsedSource | ParseFailure] = []
 
         def run(parse: Parser, source: str = text) -> FileRun:

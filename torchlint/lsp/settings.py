@@ -20,6 +20,12 @@ and once without a scope (for files outside every folder). Keys the server uses:
 - `showNotifications` (`off`, `onError`, `onWarning`, `always`; default `onWarning`): which of
   the server's own messages (bad settings, a broken configuration, internal errors) also pop
   up, beside the log;
+- `lint.args` (a list of strings; `lint` as a table with `args` too): `torchlint check` options
+  as on the command line, applied after the settings above as if typed after them: `--select`,
+  `--extend-select`, `--ignore` (comma-separated rules; `--opt=value` or `--opt value`),
+  `--config PATH` and `--no-project` (analyse each file alone). Options of `check` that mean
+  nothing for one file in an editor (`--fix`, `--output-format`, paths, ...) are named in one
+  message and ignored, as are unknown ones;
 - `runtime` (a table; `runtime.enable` etc. as flat keys are read too), for the runtime checks
   the code lenses start (`workspace/executeCommand` only, never on their own):
   `enable` (bool, default true), `timeoutSeconds` (a positive number, default 300: the whole
@@ -90,6 +96,8 @@ class ClientSettings:
     configuration: str | None = None
     show_syntax_errors: bool = True
     show_notifications: Notifications = "onWarning"
+    project: bool = True  # follow calls into other project files (`--no-project` in lint.args)
+    lint_args: tuple[str, ...] = ()  # as the client sent them, applied already (for to_json)
 
     @property
     def overrides(self) -> CliOverrides:
@@ -110,6 +118,8 @@ class ClientSettings:
             "configuration": self.configuration,
             "showSyntaxErrors": self.show_syntax_errors,
             "showNotifications": self.show_notifications,
+            "project": self.project,
+            "lint": {"args": list(self.lint_args)},
             "runtime": self.runtime.to_json(),
         }
 
@@ -253,6 +263,99 @@ def _patterns(value: Any, problems: list[Problem]) -> tuple[str, ...]:
     return tuple(kept)
 
 
+# `torchlint check` options in `lint.args`: the rule lists, and what else means something for
+# one file in an editor; the others are accepted by the command line but ignored here.
+_LIST_OPTIONS = {"--select": "select", "--extend-select": "extendSelect", "--ignore": "ignore"}
+_WITHOUT_MEANING = frozenset(
+    {
+        "--fix",
+        "--unsafe-fixes",
+        "--diff",
+        "--exit-zero",
+        "--force-exclude",
+        "--exit-non-zero-on-fix",
+        "--statistics",
+        "--no-cache",
+        "--verbose",
+        "-v",
+    }
+)
+_WITHOUT_MEANING_WITH_VALUE = frozenset({"--output-format", "--jobs"})
+
+
+@dataclass
+class LintArgs:
+    """What `lint.args` says, to apply over the other settings."""
+
+    args: tuple[str, ...] = ()
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    config: str | None = None
+    project: bool = True
+
+
+def _lint_args(raw: Mapping[str, Any], problems: list[Problem]) -> LintArgs:
+    """`lint.args` (or `lint: {args}`) read like `torchlint check`'s options."""
+    value = raw.get("lint.args")
+    if value is None and isinstance(raw.get("lint"), Mapping):
+        value = raw["lint"].get("args")
+    if value is None:
+        return LintArgs()
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        problems.append(Problem("lint.args", "must be a list of strings; ignored"))
+        return LintArgs()
+    result = LintArgs(args=tuple(value))
+    lists: dict[str, list[str]] = {key: [] for key in _LIST_OPTIONS.values()}
+    selected = False
+    unknown: list[str] = []
+    ignored: list[str] = []
+    tokens = [token.strip() for token in value if token.strip()]
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        option, has_value, inline = token.partition("=")
+        takes_value = option in _LIST_OPTIONS or option in _WITHOUT_MEANING_WITH_VALUE
+        if option == "--config":
+            takes_value = True
+        argument: str | None = inline if has_value else None
+        if takes_value and argument is None:
+            if index < len(tokens) and not tokens[index].startswith("-"):
+                argument = tokens[index]
+                index += 1
+            else:
+                problems.append(Problem("lint.args", f"`{option}` needs a value; ignored"))
+                continue
+        if option in _LIST_OPTIONS:
+            key = _LIST_OPTIONS[option]
+            lists[key].extend(_selectors(argument, "lint.args", problems) or ())
+            selected = selected or key == "select"
+        elif option == "--config":
+            result.config = argument
+        elif option == "--no-project" and not has_value:
+            result.project = False
+        elif option in _WITHOUT_MEANING or option in _WITHOUT_MEANING_WITH_VALUE:
+            ignored.append(token if argument is None else f"{option} {argument}")
+        elif option.startswith("-"):
+            unknown.append(token)
+        else:
+            ignored.append(token)  # a path: the editor lints the document it shows
+    if selected:
+        result.select = tuple(lists["select"]) or None
+    result.extend_select = tuple(lists["extendSelect"])
+    result.ignore = tuple(lists["ignore"])
+    if unknown:
+        names = ", ".join(f"`{name}`" for name in unknown)
+        problems.append(Problem("lint.args", f"{names}: not an option of `torchlint check`"))
+    if ignored:
+        names = ", ".join(f"`{name}`" for name in ignored)
+        problems.append(
+            Problem("lint.args", f"{names}: no meaning for one file in the editor; ignored")
+        )
+    return result
+
+
 def parse_settings(raw: Any) -> tuple[ClientSettings, list[Problem]]:
     """Settings from what the client sent (None, a table, or junk), and the problems found."""
     problems: list[Problem] = []
@@ -295,19 +398,25 @@ def parse_settings(raw: Any) -> tuple[ClientSettings, list[Problem]]:
                 "using onWarning",
             )
         )
+    configuration = configuration.strip() or None if configuration else None
+    exclude = _patterns(raw.get("exclude"), problems)
+    show_syntax_errors = _flag(raw, "showSyntaxErrors", True, problems)
+    args = _lint_args(raw, problems)  # as if typed after the settings above
     return (
         ClientSettings(
             enable=enable,
             run=run,
-            select=select,
-            ignore=ignore,
+            select=args.select if args.select is not None else select,
+            ignore=ignore + args.ignore,
             severity=severity,
             runtime=runtime,
-            extend_select=extend,
-            exclude=_patterns(raw.get("exclude"), problems),
-            configuration=configuration.strip() or None if configuration else None,
-            show_syntax_errors=_flag(raw, "showSyntaxErrors", True, problems),
+            extend_select=extend + args.extend_select,
+            exclude=exclude,
+            configuration=args.config or configuration,
+            show_syntax_errors=show_syntax_errors,
             show_notifications=notifications,
+            project=args.project,
+            lint_args=args.args,
         ),
         problems,
     )

@@ -740,6 +740,38 @@ async function latency(ctx) {
     }
 }
 
+/**
+ * What the installed extension bundles (`scripts/package.py` writes `bundled/manifest.json`):
+ * the bundled phase needs the package for this machine, and its libcst must be a binary for it
+ * (ELF for x64 here), whatever the file names say. Returns a line for the log.
+ */
+function checkBundle(folder) {
+    const wanted = `${process.platform}-${process.arch}`;
+    const manifestPath = path.join(folder, 'bundled', 'manifest.json');
+    if (!fs.existsSync(manifestPath)) {
+        if (OPTIONS.phases.includes('bundled')) {
+            fail(`the bundled phase needs the ${wanted} .vsix (scripts/package.py); this one bundles nothing`);
+        }
+        return 'no bundled torchlint (the universal package)';
+    }
+    const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+    if (manifest.target !== wanted) fail(`installed the ${manifest.target} package on a ${wanted} machine`);
+    const libcst = path.join(folder, 'bundled', 'libs', 'libcst');
+    const natives = fs.readdirSync(libcst).filter((name) => /^native\..*\.so$/.test(name));
+    const machines = { x64: 62, arm64: 183 };
+    for (const name of natives) {
+        const header = fs.readFileSync(path.join(libcst, name)).subarray(0, 20);
+        const elf = header.subarray(0, 4).equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]));
+        if (process.platform === 'linux' && (!elf || header.readUInt16LE(18) !== machines[process.arch])) {
+            fail(`bundled libcst/${name} is not a ${wanted} binary`);
+        }
+    }
+    if (natives.length !== manifest.pythons.length) {
+        fail(`bundled libcst has ${natives.length} native modules for Pythons ${manifest.pythons.join(', ')}`);
+    }
+    return `bundle for ${manifest.target}, Python ${manifest.pythons.join(', ')}, libcst: ${natives.join(', ')}`;
+}
+
 // --- main ----------------------------------------------------------------------------------------
 
 async function main() {
@@ -766,6 +798,7 @@ async function main() {
     try {
         const extension = installVsix(vsix, dirs);
         log(`installed ${extension.id} ${extension.manifest.version} (${path.basename(extension.folder)})`);
+        log(checkBundle(extension.folder));
         fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
         fs.writeFileSync(
             path.join(dirs.userData, 'User', 'settings.json'),

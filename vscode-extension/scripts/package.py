@@ -19,11 +19,15 @@ What it does, from the package registries only:
    unpacks them into `bundled/libs/`: the pure-Python files are the same for every version,
    and each native module is named for its version (`libcst/native.cpython-312-...so`), so one
    folder serves them all;
-3. runs `vsce package --target TARGET`, which writes `torchlint-TARGET-VERSION.vsix`.
+3. checks the bundle (`check_bundle`): every native module is a binary for the target's
+   operating system and processor (read from its ELF, Mach-O or PE header, not from its name),
+   one per Python version, and every dependency's package is there;
+4. runs `vsce package --target TARGET`, which writes `torchlint-TARGET-VERSION.vsix`.
 
 Targets are VS Code's (`linux-x64`, `linux-arm64`, `darwin-x64`, `darwin-arm64`, `win32-x64`);
-each maps to the wheel platform tags below. Only what is checked by the tests here (linux-x64)
-has run; the others are the same steps with other tags.
+each maps to the wheel platform tags below. linux-x64 is built and installed into a real VS Code
+by the end-to-end test here; darwin-arm64 and win32-x64 were built here and their listings
+checked (the binaries' headers), but never run.
 """
 
 from __future__ import annotations
@@ -66,6 +70,76 @@ DEPENDENCIES = (
     "pygments",
 )
 TOMLI = "tomli>=2.0"
+#: distribution -> the package folder it installs, where the names differ
+PACKAGE_OF = {"pyyaml": "yaml", "markdown-it-py": "markdown_it", "typing_extensions": ""}
+
+#: VS Code target -> (operating system, processor) of its native modules
+TARGET_BINARY = {
+    "linux-x64": ("linux", "x64"),
+    "linux-arm64": ("linux", "arm64"),
+    "darwin-x64": ("darwin", "x64"),
+    "darwin-arm64": ("darwin", "arm64"),
+    "win32-x64": ("win32", "x64"),
+}
+_ELF_MACHINES = {62: "x64", 183: "arm64"}
+_MACHO_CPUS = {0x01000007: "x64", 0x0100000C: "arm64"}
+_PE_MACHINES = {0x8664: "x64", 0xAA64: "arm64"}
+
+
+def binary_kind(data: bytes) -> tuple[str, set[str]] | None:
+    """The operating system and processors a native module was built for, from its header:
+    ELF (linux), Mach-O, thin or universal (darwin), PE (win32); None when it is none of them."""
+    if data[:4] == b"\x7fELF":
+        little = data[5] == 1
+        machine = int.from_bytes(data[18:20], "little" if little else "big")
+        return "linux", {_ELF_MACHINES.get(machine, f"machine {machine}")}
+    if data[:4] == b"\xcf\xfa\xed\xfe":  # 64-bit Mach-O, little-endian
+        cpu = int.from_bytes(data[4:8], "little")
+        return "darwin", {_MACHO_CPUS.get(cpu, f"cpu {cpu:#x}")}
+    if data[:4] == b"\xca\xfe\xba\xbe":  # universal: a list of thin binaries
+        count = int.from_bytes(data[4:8], "big")
+        cpus = {int.from_bytes(data[8 + 20 * i : 12 + 20 * i], "big") for i in range(count)}
+        return "darwin", {_MACHO_CPUS.get(cpu, f"cpu {cpu:#x}") for cpu in cpus}
+    if data[:2] == b"MZ" and len(data) >= 64:
+        header = int.from_bytes(data[60:64], "little")
+        if data[header : header + 4] == b"PE\0\0":
+            machine = int.from_bytes(data[header + 4 : header + 6], "little")
+            return "win32", {_PE_MACHINES.get(machine, f"machine {machine:#x}")}
+    return None
+
+
+def check_bundle(libs: Path, target: str, pythons: list[str]) -> list[str]:
+    """What is wrong with the dependencies bundled in `libs` for `target` (empty: nothing): a
+    native module for another platform, a Python version without its copy of a native module,
+    a dependency whose package is missing."""
+    problems: list[str] = []
+    system, processor = TARGET_BINARY[target]
+    versions: dict[str, set[str]] = {}  # native module (path without tags) -> Python versions
+    for path in sorted(libs.rglob("*")):
+        if path.suffix not in (".so", ".pyd") or not path.is_file():
+            continue
+        name = path.relative_to(libs).as_posix()
+        with path.open("rb") as handle:
+            kind = binary_kind(handle.read(4096))
+        if kind is None or kind[0] != system or processor not in kind[1]:
+            found = "not a native module" if kind is None else f"{kind[0]} {'/'.join(kind[1])}"
+            problems.append(f"{name}: built for {found}, not {system} {processor}")
+        module, _, tags = name.partition(".")
+        tag = tags.split(".")[0].split("-")[0]  # cpython-312, cp312, abi3
+        digits = "".join(ch for ch in tag if ch.isdigit())
+        version = f"{digits[0]}.{digits[1:]}" if tag != "abi3" and len(digits) >= 2 else "abi3"
+        versions.setdefault(module, set()).add(version)
+    for module, found in sorted(versions.items()):
+        missing = [python for python in pythons if python not in found and "abi3" not in found]
+        if missing:
+            problems.append(f"{module}: no native module for Python {', '.join(missing)}")
+    for name in DEPENDENCIES:
+        package = PACKAGE_OF.get(name, name)
+        if package and not (libs / package).is_dir():
+            problems.append(f"{name}: its package `{package}/` is not in the bundle")
+    if not versions:
+        problems.append("no native module at all (libcst has one)")
+    return problems
 
 
 def pins() -> list[str]:
@@ -121,6 +195,9 @@ def bundle(target: str, pythons: list[str], work: Path) -> dict[str, object]:
             unpack(found, libs)
     for tests in libs.glob("libcst/**/tests"):  # libcst's own test-suite
         shutil.rmtree(tests)
+    problems = check_bundle(libs, target, pythons)
+    if problems:
+        raise SystemExit(f"the bundle for {target} is wrong:\n  " + "\n  ".join(problems))
     manifest = {
         "target": target,
         "pythons": pythons,

@@ -299,10 +299,10 @@ export class ServerManager implements vscode.Disposable {
         const folder = uri ? vscode.workspace.getWorkspaceFolder(uri) : undefined;
         const config = vscode.workspace.getConfiguration(SECTION, uri);
         const origins: Record<string, string> = {};
-        for (const key of [...SERVER_KEYS, 'runtime']) {
+        for (const key of [...SERVER_KEYS, 'runtime', 'lint.args']) {
             const origin = originOf(config.inspect(key), folder?.name, vscode.workspace.workspaceFile === undefined);
             if (origin) {
-                origins[key] = origin;
+                origins[key.split('.')[0]] = origin; // the server looks up a problem's first part
             }
         }
         const expand = (value: string): string => {

@@ -28,6 +28,8 @@ export interface ServerSettings {
     showSyntaxErrors?: unknown;
     showNotifications?: unknown;
     runtime: RuntimeSettings;
+    /** `torchlint.lint.args`: `torchlint check` options, applied by the server after the rest. */
+    lint?: { args: unknown };
     /** Where each key's value was set (`user settings`, ...), so the server's messages say. */
     origins?: Record<string, string>;
 }
@@ -53,8 +55,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * The server's view of one answer to `workspace/configuration` for the `torchlint` section:
- * `raw` is what VS Code has (`{enable, run, ..., runtime: {enable, ...}, interpreter, trace}`;
- * flat `"runtime.enable"` keys are accepted too).
+ * `raw` is what VS Code has (`{enable, run, ..., runtime: {enable, ...}, lint: {args}, interpreter,
+ * trace}`; flat `"runtime.enable"` and `"lint.args"` keys are accepted too).
  */
 export function serverSettings(
     raw: unknown,
@@ -80,6 +82,11 @@ export function serverSettings(
         if (value !== undefined) {
             result.runtime[key] = value;
         }
+    }
+    const lint = isRecord(source.lint) ? source.lint : {};
+    const args = source['lint.args'] !== undefined ? source['lint.args'] : lint.args;
+    if (args !== undefined) {
+        result.lint = { args };
     }
     if (!trusted) {
         result.runtime.enable = false;

@@ -19,6 +19,7 @@ const defaults = {
     configuration: null,
     showSyntaxErrors: true,
     showNotifications: 'onWarning',
+    lint: { args: [] },
     runtime: { enable: true, timeoutSeconds: 300, steps: null },
     trace: { server: 'off' },
 };
@@ -37,6 +38,7 @@ describe('settings for the server', () => {
             showSyntaxErrors: true,
             showNotifications: 'onWarning',
             runtime: { enable: true, timeoutSeconds: 300, steps: null },
+            lint: { args: [] },
         });
     });
 
@@ -54,6 +56,14 @@ describe('settings for the server', () => {
         assert.deepEqual(result.select, ['TL1']);
         assert.deepEqual(result.severity, { TL101: 'error' });
         assert.deepEqual(result.runtime, { enable: true, timeoutSeconds: 'soon', steps: 40 });
+    });
+
+    test('lint.args goes through as the server reads it, nested or flat', () => {
+        const nested = serverSettings({ ...defaults, lint: { args: ['--no-project', '--select=TL1'] } }, true);
+        assert.deepEqual(nested.lint, { args: ['--no-project', '--select=TL1'] });
+        const flat = serverSettings({ ...defaults, 'lint.args': ['--ignore', 'TL301'] }, true);
+        assert.deepEqual(flat.lint, { args: ['--ignore', 'TL301'] });
+        assert.equal(serverSettings({}, true).lint, undefined);
     });
 
     test('an untrusted workspace turns the runtime checks off', () => {
@@ -129,6 +139,7 @@ describe('settings for the server', () => {
             'torchlint.configuration',
             'torchlint.showSyntaxErrors',
             'torchlint.showNotifications',
+            'torchlint.lint.args',
             'torchlint.runtime.enable',
             'torchlint.runtime.timeoutSeconds',
             'torchlint.runtime.steps',
@@ -154,6 +165,7 @@ describe('settings for the server', () => {
             'torchlint.extendSelect': defaults.extendSelect,
             'torchlint.ignore': defaults.ignore,
             'torchlint.severity': defaults.severity,
+            'torchlint.lint.args': defaults.lint.args,
             'torchlint.exclude': defaults.exclude,
             'torchlint.configuration': defaults.configuration,
             'torchlint.showSyntaxErrors': defaults.showSyntaxErrors,
