@@ -215,9 +215,14 @@ def test_missing_classes_and_imbalance_in_the_first_labels() -> None:
 
 def test_a_label_out_of_range_is_named_before_the_loss_crashes() -> None:
     result = fit("fit_bad_label", epochs=2)
-    assert result["status"] == "error", result["summary"]  # cross-entropy raised in batch 3
+    # cross-entropy raised in batch 3: not the script's crash but a failed check, with the
+    # cause at the loader's line and the loss's
+    assert (result["status"], result["outcome"]) == ("completed", "fail"), result["summary"]
+    assert result["summary"].startswith("fit fail: TLR408")
     found = codes(result)
+    assert "TLR001" not in found
     at(found["TLR408"], "fit_bad_label", "train_loader")
+    at(found["TLR301"], "fit_bad_label", "loss")
     assert found["TLR408"]["evidence"]["examples"] == [4]
     assert "1-based" in found["TLR408"]["message"]
 

@@ -475,7 +475,8 @@ def build_envelope(
             result["verdict"] = FAILED_VERDICT.get(check, STOPPED_VERDICT)
             first = next((f for f in findings if f.severity == "error"), None)
             reason = first.message.split(". ")[0] if first else outcome.reason
-            result["summary"] = f"{check}: stopped at the first step: {reason}"
+            when = "the first step" if steps == 0 else f"step {steps + 1}"
+            result["summary"] = f"{check}: stopped at {when}: {reason}"
         if crashed:
             result["status"] = "error"
             result["verdict"] = None
