@@ -227,6 +227,20 @@ def test_an_index_error_outside_any_loss_stays_the_scripts_crash() -> None:
     at(found["TLR001"], "evaluate_first", "bad index")
 
 
+def test_probabilities_into_nll_loss_are_found_by_their_rows() -> None:
+    result = launch("nll_probabilities", steps=30, args=["--exp"])
+    assert result["outcome"] == "fail", result["summary"]
+    finding = codes(result)["TLR303"]
+    at(finding, "nll_probabilities", "loss")
+    assert finding["evidence"]["input_came_from"] == "probabilities"
+    assert "log-probabilities (log_softmax)" in finding["message"]
+
+
+def test_log_probabilities_into_nll_loss_are_no_finding() -> None:
+    result = launch("nll_probabilities", steps=30)
+    assert "TLR303" not in codes(result), result["diagnostics"]
+
+
 def test_first_step_sanity_checks() -> None:
     result = launch("sanity", steps=10)
     found = codes(result)

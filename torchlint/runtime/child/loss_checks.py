@@ -273,7 +273,9 @@ def _check_probabilities(
     capture: Capture, spy: LossSpy, name: str, inp: torch.Tensor, site: Site | None
 ) -> None:
     origin = spy.came_from(inp)
-    if origin is None and name == "cross_entropy" and inp.dim() >= 2 and inp.shape[1] > 1:
+    # rows of non-negative values summing to 1 are probabilities: raw logits for cross_entropy
+    # and log-probabilities (never positive) for nll_loss are not (`log_softmax(x).exp()`)
+    if origin is None and inp.dim() >= 2 and inp.shape[1] > 1 and inp.is_floating_point():
         with torch.no_grad():
             x = inp.detach()
             if bool(x.min() >= 0) and bool(x.max() <= 1):
