@@ -906,7 +906,7 @@ class _Result:
             if r.name is None and id(r.run) in epoch_of
         ]
 
-        leakage = self._leakage(trained_splits)
+        leakage = self._leakage()
         training_split = {item["split"] for item in leakage if item["role"] == "train_eval"}
         other = [
             (r, n)
@@ -1145,7 +1145,7 @@ class _Result:
             return None
         return min(found, key=lambda item: (item[0], item[1]))[2]
 
-    def _leakage(self, trained_splits: set[int]) -> list[dict[str, Any]]:
+    def _leakage(self) -> list[dict[str, Any]]:
         """Overlap of the training loader with each loader never trained on: exact through
         Subset/sampler indices when both draw from one dataset object, else by sample hashes
         of their first batches. A loader that draws the training samples themselves is an
@@ -1157,8 +1157,11 @@ class _Result:
             return []
         results: list[dict[str, Any]] = []
         infos: list[LoaderInfo] = []
+        trained = {id(run.loader) for run in self.plugin._passes if run.trained}
         for info in self.capture.loaders:
-            if split_key(info) in trained_splits or info is train:
+            # a loader never trained on is checked even over the training dataset object
+            # (`val_loader = DataLoader(train_dataset, ...)`: all of it overlaps)
+            if info is train or id(info) in trained:
                 continue
             if any(split_key(info) == r["split"] for r in results):
                 continue  # the same split (a loader made anew for each evaluation)
