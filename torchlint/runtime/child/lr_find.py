@@ -278,6 +278,11 @@ class LrFindPlugin(RunPlugin):
     def total_steps(self) -> int | None:
         return self.steps
 
+    def framework_limits(self) -> dict[str, Any]:
+        # a Trainer is configured before the sweep's length is chosen: room for the longest
+        # (the sweep ends the run itself when it is done)
+        return {"min_steps": (AUTO_MAX_STEPS if self.auto else self.steps) + 2}
+
     # ----------------------------------------------------------------------------------------
     # events
 
