@@ -82,6 +82,10 @@ class Events:
             pass  # the parent went away; the run ends anyway
 
 
+#: when the child started, before torch was imported
+CHILD_STARTED = time.monotonic()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.events_file is not None:  # one file per rank under torchrun
@@ -213,7 +217,8 @@ def _run_script(
     from torchlint.runtime.child.capture import Capture
     from torchlint.runtime.child.captured import StopRun
 
-    options = {**args.options, "timeout": args.timeout}
+    # the hang guard's clock: --timeout runs from the child's start (torch's import included)
+    options = {**args.options, "timeout": args.timeout, "started": CHILD_STARTED}
     capture = Capture(args.check, args.steps, script.parent, events, options)
     started = time.monotonic()
     capture.install()

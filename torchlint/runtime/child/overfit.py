@@ -126,7 +126,13 @@ class OverfitPlugin(RunPlugin):
         self._cpu_clock = thread_cpu_clock()
         self._cpu_start = self._cpu_clock()
         if self.timeout is not None:
-            left = max(5.0, WALL_SHARE * (self.timeout - self.capture.elapsed()))
+            started = self.options.get("started")
+            spent = (
+                time.monotonic() - started
+                if isinstance(started, (int, float))
+                else self.capture.elapsed()
+            )
+            left = max(1.0, WALL_SHARE * (self.timeout - spent))
             self._wall_seconds = left
             self._wall_deadline = time.monotonic() + left
 
