@@ -34,7 +34,12 @@ sys.path.insert(0, str(HERE.parent))
 from workspaces import MIRRORS, ROOT, changes, fetch, hashes, make_workspace  # noqa: E402
 
 CACHE = ROOT / "benchmarks" / ".real_scripts"
+#: a run's wall-clock limit on an idle machine; each run gets this times the machine's measured
+#: slowdown (so a busy machine stretches the limit, not the verdict), at most MAX_SLOWDOWN times
 TIMEOUT_S = 300
+MAX_SLOWDOWN = 8.0
+#: CPU seconds of the calibration loop that measures the slowdown
+CALIBRATION_S = 0.25
 #: verdicts of envelopes without an `outcome` field (torchlint before schema 3)
 OLD_OUTCOMES = {
     "pass": "pass",
@@ -89,6 +94,19 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+def slowdown() -> float:
+    """How many times slower than on an idle machine a CPU-bound step runs now: the wall time
+    of a pure-Python loop over its CPU time, or the load average per core when that is
+    higher (the loop is short and may fall between other processes' bursts); at least 1."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    count = 0
+    while time.process_time() - cpu < CALIBRATION_S:
+        count += 1
+    measured = (time.perf_counter() - wall) / max(1e-9, time.process_time() - cpu)
+    per_core = os.getloadavg()[0] / (os.cpu_count() or 1) if hasattr(os, "getloadavg") else 0
+    return round(min(MAX_SLOWDOWN, max(1.0, measured, per_core)), 2)
+
+
 def options_for(manifest: dict[str, Any], entry: dict[str, Any], check: str) -> list[str]:
     """The check's options: the manifest's, or the script's own where it has them (a script
     whose steps are slow gets fewer)."""
@@ -135,8 +153,10 @@ def run_check(
             assert plant["old"] in text, (plant["name"], "the planted change does not apply")
             path.write_text(text.replace(plant["old"], plant["new"], 1))
         before = hashes(workspace)
+        factor = slowdown()
+        limit = TIMEOUT_S * factor
         command = [sys.executable, "-m", "torchlint", "run", check, entry["script"], *options]
-        command += ["--timeout", str(TIMEOUT_S - 20), "--output-format", "json"]
+        command += ["--timeout", str(round(limit - 20 * factor)), "--output-format", "json"]
         started = time.monotonic()
         try:
             done = subprocess.run(
@@ -145,7 +165,7 @@ def run_check(
                 env=environment(entry, workspace, torchlint_path),
                 capture_output=True,
                 text=True,
-                timeout=TIMEOUT_S,
+                timeout=limit,
             )
             stdout = done.stdout
         except subprocess.TimeoutExpired as exc:
@@ -174,6 +194,8 @@ def run_check(
         ],
         "timing": result.get("timing"),
         "seconds": round(seconds, 1),
+        "slowdown": factor,
+        "timeout_s": round(limit),
         "touched": touched,
         "lines": lines,
     }
@@ -231,7 +253,7 @@ def plain_step_ms(entry: dict[str, Any], source: Path) -> float | None:
                 cwd=workspace,
                 env=env,
                 capture_output=True,
-                timeout=TIMEOUT_S,
+                timeout=TIMEOUT_S * slowdown(),
             )
         except subprocess.TimeoutExpired:
             return None
@@ -292,7 +314,8 @@ def main() -> int:
             mark = "ok " if row["right"] else "BAD"
             print(
                 f"{mark} {entry['name']:22} {check:8} {row['outcome']:15} (expected {expected:14})"
-                f" {row['seconds']:6.1f}s files-touched={touched}  {row['summary'][:110]}",
+                f" {row['seconds']:6.1f}s x{row['slowdown']} files-touched={touched}"
+                f"  {row['summary'][:110]}",
                 flush=True,
             )
         if not args.no_timing:  # right after the checks, under the same load

@@ -213,11 +213,39 @@ def test_missing_classes_and_imbalance_in_the_first_labels() -> None:
     at(found["TLR407"], "fit_labels", "train_loader")
 
 
+def test_a_validation_loader_over_the_training_dataset_object_is_a_leak() -> None:
+    result = fit("fit_val_on_train", epochs=2, limit_batches=4)
+    assert result["outcome"] == "fail", result["summary"]
+    leak = codes(result)["TLR405"]
+    at(leak, "fit_val_on_train", "val")
+    (checked,) = result["payload"]["data_checks"]["leakage"]
+    assert checked["method"] == "indices" and checked["overlap"] == checked["val_checked"] == 256
+
+
+def test_the_training_split_evaluated_on_purpose_is_no_leak() -> None:
+    request = RunRequest(
+        "fit",
+        SCRIPTS / "fit_val_on_train.py",
+        args=["--named-for-training"],
+        timeout_s=90,
+        options={"epochs": 2, "limit_batches": 4},
+    )
+    result = validate_envelope(run_check(request))
+    assert "TLR405" not in codes(result), result["diagnostics"]
+    roles = sorted(item["role"] for item in result["payload"]["data_checks"]["leakage"])
+    assert roles == ["other", "train_eval"]
+
+
 def test_a_label_out_of_range_is_named_before_the_loss_crashes() -> None:
     result = fit("fit_bad_label", epochs=2)
-    assert result["status"] == "error", result["summary"]  # cross-entropy raised in batch 3
+    # cross-entropy raised in batch 3: not the script's crash but a failed check, with the
+    # cause at the loader's line and the loss's
+    assert (result["status"], result["outcome"]) == ("completed", "fail"), result["summary"]
+    assert result["summary"].startswith("fit fail: TLR408")
     found = codes(result)
+    assert "TLR001" not in found
     at(found["TLR408"], "fit_bad_label", "train_loader")
+    at(found["TLR301"], "fit_bad_label", "loss")
     assert found["TLR408"]["evidence"]["examples"] == [4]
     assert "1-based" in found["TLR408"]["message"]
 

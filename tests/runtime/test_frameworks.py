@@ -88,6 +88,16 @@ def test_lr_find_sweeps_a_lightning_trainer_whose_steps_take_a_closure() -> None
     assert result["payload"]["steps_run"] >= 10
 
 
+def test_lr_find_without_steps_runs_a_lightning_trainer_past_the_first_100_steps() -> None:
+    # the Trainer is configured before the sweep's length is chosen from the step cost: it gets
+    # room for the longest sweep, and the sweep ends the run when it is done
+    result = launch("lightning_loop", check="lr-find")
+    assert result["status"] == "completed", result["summary"]
+    payload = result["payload"]
+    assert payload["steps_requested"] > 100
+    assert payload["steps_run"] > 110, result["summary"]  # the 100-step plan ends at 102
+
+
 def test_lr_find_does_not_sweep_an_lbfgs_line_search() -> None:
     # the near miss: LBFGS evaluates its closure many times per step
     result = launch("lbfgs", check="lr-find", steps=20)

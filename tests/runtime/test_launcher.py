@@ -16,7 +16,7 @@ import pytest
 from envelope_schema import validate_envelope
 from script_marks import SCRIPTS, at, codes, hang_limit_s, line_of
 
-from torchlint.runtime.launcher import RunRequest, exit_status, run_check
+from torchlint.runtime.launcher import RunRequest, exit_status, run_check, step_progress
 
 
 def launch(
@@ -201,6 +201,46 @@ def test_labels_out_of_range_stop_before_the_loss_runs() -> None:
     assert "1-based" in finding["message"]
 
 
+def test_labels_out_of_range_in_an_evaluation_before_training_are_tlr301_not_a_crash() -> None:
+    # nanoGPT's shape: the loss crashes in `estimate_loss` under no_grad, before the first
+    # training step the spy watches; the crash is classified from the loss's own frame
+    result = launch("evaluate_first", steps=30, args=["--shift", "1"])
+    assert (result["status"], result["outcome"]) == ("completed", "fail"), result["summary"]
+    found = codes(result)
+    assert "TLR001" not in found
+    at(found["TLR301"], "evaluate_first", "loss")
+    assert found["TLR301"]["evidence"] == {"target_min": 1, "target_max": 8, "num_classes": 8}
+    assert result["reason"].startswith("TLR301")
+
+
+def test_the_same_loop_with_labels_in_range_trains() -> None:
+    result = launch("evaluate_first", steps=30)
+    assert (result["status"], result["outcome"]) == ("completed", "pass"), result["summary"]
+    assert "TLR301" not in codes(result) and result["payload"]["steps_run"] >= 5
+
+
+def test_an_index_error_outside_any_loss_stays_the_scripts_crash() -> None:
+    result = launch("evaluate_first", steps=30, args=["--bad-index"])
+    assert result["status"] == "error", result["summary"]
+    found = codes(result)
+    assert "TLR301" not in found
+    at(found["TLR001"], "evaluate_first", "bad index")
+
+
+def test_probabilities_into_nll_loss_are_found_by_their_rows() -> None:
+    result = launch("nll_probabilities", steps=30, args=["--exp"])
+    assert result["outcome"] == "fail", result["summary"]
+    finding = codes(result)["TLR303"]
+    at(finding, "nll_probabilities", "loss")
+    assert finding["evidence"]["input_came_from"] == "probabilities"
+    assert "log-probabilities (log_softmax)" in finding["message"]
+
+
+def test_log_probabilities_into_nll_loss_are_no_finding() -> None:
+    result = launch("nll_probabilities", steps=30)
+    assert "TLR303" not in codes(result), result["diagnostics"]
+
+
 def test_first_step_sanity_checks() -> None:
     result = launch("sanity", steps=10)
     found = codes(result)
@@ -230,6 +270,16 @@ def test_a_crash_is_reported_at_its_line() -> None:
     assert "corrupt shard 17" in result["error"]["message"]
     assert set(codes(result)) == {"TLR001"}  # no overfit verdict on a crashed run
     at(codes(result)["TLR001"], "crash", "raise")
+
+
+def test_a_timeout_names_the_steps_the_check_was_running_to() -> None:
+    # the child's last step event carries the total at that moment (fit and profile grow it);
+    # the requested count (0 for fit: "25 of 0 steps") is not it
+    assert step_progress({"event": "step", "step": 25, "of": 40}) == "after 25 of 40 steps"
+    assert step_progress({"event": "step", "step": 25, "of": 0}) == "after 25 steps"
+    assert step_progress({"event": "step", "step": 21, "of": 10}) == "after 21 steps"
+    assert step_progress({"event": "step", "step": 3, "of": 10**9}) == "after 3 steps"
+    assert step_progress({"event": "step", "step": 1}) == "after 1 step"
 
 
 def test_a_hang_times_out_at_the_stuck_line() -> None:
@@ -317,6 +367,30 @@ def test_grads_on_a_healthy_loop() -> None:
     assert [p["name"] for p in params] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     assert all(len(p["grad_norm"]) == 4 and None not in p["grad_norm"] for p in params)
     assert all(n is not None and n > 0 for n in result["payload"]["global_grad_norm"])
+
+
+def test_vanishing_gradients_in_a_deep_stack_are_a_warning_that_does_not_fail_grads() -> None:
+    result = launch("deep_sigmoid", check="grads", steps=3)
+    assert (result["status"], result["outcome"], result["verdict"]) == (
+        "completed",
+        "pass",
+        "healthy",
+    ), result["summary"]
+    finding = codes(result)["TLR207"]
+    assert finding["severity"] == "warning"
+    assert "layer depths (farthest from the loss)" in finding["message"]
+    assert result["payload"]["depth"]["verdict"] == "vanishing"
+    assert exit_status(result) == 0
+
+
+def test_parallel_branches_of_an_actor_critic_are_not_compared_as_depths() -> None:
+    # by registration order the critic's first layers were compared with the actor's small
+    # head; by layer depth the two branches are averaged per depth, and three layers are too
+    # few to call a trend
+    result = launch("two_branches", check="grads", steps=3)
+    assert (result["status"], result["verdict"]) == ("completed", "healthy"), result["summary"]
+    assert not {"TLR207", "TLR208"} & codes(result).keys()
+    assert result["payload"]["depth"]["verdict"] == "insufficient"
 
 
 def test_grads_reports_the_first_nonfinite_step() -> None:

@@ -95,6 +95,24 @@ def test_fit_without_a_dataloader_says_so_at_once() -> None:
     assert result["captured"]["optimizers"][0]["steps"] == 0  # stopped at the first backward
 
 
+def test_fit_without_a_dataloader_reads_the_scripts_own_evaluation_of_its_splits() -> None:
+    # nanoGPT's shape: `estimate_loss` evaluates `for split in ["train", "val"]` before the
+    # first step and every 50 steps; the validation curve is its "val" values, an epoch the
+    # steps between two evaluations
+    result = launch("evaluate_first", check="fit", epochs=3, timeout=180)
+    assert result["status"] == "completed", result["summary"]
+    assert result["outcome"] in ("pass", "inconclusive"), result["summary"]
+    payload = result["payload"]
+    assert payload["epochs_run"] == 3
+    assert payload["train_batches"] == [50, 50, 50]
+    assert payload["val_batches"] == [2, 2, 2]  # the "val" split only, two batches each time
+    assert payload["val_loss_before_training"] is not None
+    assert all(v is not None for v in payload["val_loss"])
+    assert payload["loaders"]["validation"]["line"] == line_of("evaluate_first", "evaluation")
+    assert "the script's own evaluation at line" in payload["reason"]
+    assert result["captured"]["optimizers"][0]["steps"] in range(150, 152)
+
+
 # ---------------------------------------------------------------------------------------------
 # several optimizers, and objectives the criterion cannot judge
 
@@ -109,6 +127,24 @@ def test_a_gan_is_not_applicable_and_each_model_has_its_own_curve() -> None:
     assert all(c["steps"] >= 1 and c["initial_loss"] is not None for c in curves.values())
     # each backward was attributed to the optimizer that stepped on it: two different curves
     assert curves[generator]["loss_curve"] != curves[discriminator]["loss_curve"]
+
+
+def test_a_generator_optimizer_built_over_the_discriminator_is_tlr105_at_its_line() -> None:
+    # created before the discriminator's own: which optimizer is wrong is read from the loss it
+    # steps on (it trains the generator's parameters, which no optimizer holds), not the order
+    result = launch("gan", steps=50, args=["--g-over-d"])
+    assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
+    found = codes(result)
+    at(found["TLR105"], "gan", "opt_g")
+    assert f"created at line {line_of('gan', 'opt_d')} holds too" in found["TLR105"]["message"]
+    assert found["TLR105"]["evidence"]["untrained_parameters"] == 4
+    assert "TLR205" not in found  # the generator's parameters are this finding's
+    assert result["reason"].startswith("TLR105")
+
+
+def test_the_right_gan_has_no_optimizer_finding() -> None:
+    result = launch("gan", steps=50)
+    assert not {"TLR105", "TLR205"} & codes(result).keys(), result["diagnostics"]
 
 
 def test_a_generator_that_has_not_stepped_yet_is_no_finding() -> None:
@@ -216,6 +252,29 @@ def test_slow_steps_that_change_nothing_still_fail() -> None:
     result = launch("slow_steps", time_budget=3, args=["--lr", "0"])
     assert outcome(result)[:2] == ("completed", "fail"), result["summary"]
     at(codes(result)["TLR104"], "slow_steps", "optimizer")
+
+
+def test_the_time_budget_is_cpu_time_so_wall_clock_slow_steps_do_not_spend_it() -> None:
+    # each step sleeps 0.3 s: the clock runs as on a busy machine, the training thread's CPU
+    # time hardly moves, so the 3 s budget is not what stops it: the --timeout hang guard is,
+    # and running out of wall time is inconclusive with what would decide, never a failure
+    result = launch("slow_steps", time_budget=3, timeout=40, args=["--wait", "sleep"])
+    assert outcome(result) == ("completed", "inconclusive", "inconclusive"), result["summary"]
+    payload = result["payload"]
+    assert payload["stop"] == "wall_clock"
+    assert payload["steps_run"] > 3 / 0.3  # a wall-clock budget of 3 s would have stopped here
+    assert payload["budget"]["cpu_seconds_used"] < 3
+    assert payload["budget"]["clock"] == "cpu time of the training thread"
+    assert "ran out of wall time" in result["reason"] and "longer --timeout" in result["reason"]
+    assert not any(d["severity"] == "error" for d in result["diagnostics"])
+    assert exit_status(result) == 0
+
+
+def test_cpu_slow_steps_spend_the_time_budget_in_cpu_seconds() -> None:
+    result = launch("slow_steps", time_budget=3)
+    budget = result["payload"]["budget"]
+    assert budget["seconds"] == 3 and budget["cpu_seconds_used"] >= 3
+    assert budget["wall_guard_seconds"] is not None and budget["wall_guard_seconds"] > 3
 
 
 def test_a_confidently_wrong_start_is_judged_from_a_uniform_prediction() -> None:

@@ -23,7 +23,7 @@ from torchlint.runtime.report import render_report
 
 
 def lr_find(
-    script: str, steps: int = 100, cwd: Path | None = None, **options: Any
+    script: str, steps: int | None = 100, cwd: Path | None = None, **options: Any
 ) -> dict[str, Any]:
     result = run_check(
         RunRequest(
@@ -85,6 +85,26 @@ def test_a_learnable_classifier_gets_a_sane_suggestion_and_the_plot(tmp_path: Pa
     text = report_text(result)
     assert "suggested lr" in text and "lowest loss at" in text and str(plot) in text
     assert "diverged at step" in text and "1e-5" in text  # the log lr axis
+
+
+def test_without_steps_the_sweep_length_follows_the_step_cost() -> None:
+    # a step of this classifier costs a few ms of CPU: the 30 CPU-second budget holds the most
+    # steps (1000), so the sweep climbs more slowly per decade of lr than the 100-step one
+    result = lr_find("lr_sweep", steps=None)
+    assert result["status"] == "completed", result["summary"]
+    payload = result["payload"]
+    assert payload["steps_requested"] == 1000
+    assert payload["lrs"][0] == pytest.approx(1e-7)
+    # from step 6 on, the schedule is the 1000-step one
+    assert payload["lrs"][500] == pytest.approx(1e-7 * 1e8 ** (500 / 999))
+    assert payload["steps_run"] > 100
+    assert 1e-4 < payload["suggested_lr"] < 1
+
+
+def test_an_explicit_steps_is_the_sweep_length() -> None:
+    result = lr_find("lr_sweep", steps=60)
+    assert result["payload"]["steps_requested"] == 60
+    assert len(result["payload"]["lrs"]) <= 60
 
 
 def test_an_absurd_lr_is_flagged_at_the_optimizer_line() -> None:

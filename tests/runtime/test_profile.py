@@ -69,6 +69,15 @@ def test_validation_stages_syncs_and_grad_in_evaluation() -> None:
     assert "TLR601" not in found  # the data is fast: no near-miss hint
 
 
+def test_grad_in_an_evaluation_after_the_measured_steps_is_still_tlr605() -> None:
+    # 1 warm-up + 4 measured steps, then the plain ones: the first (7-batch) epoch ends among
+    # them, so its validation runs after every measured step (a Fabric loop with short epochs)
+    result = profile("profile_validation", steps=4, warmup=1, limit_batches=7)
+    found = by_code(result)
+    assert found["TLR605"]["line"] == line_of("profile_validation", "val_forward")
+    assert "TLR305" not in found
+
+
 def test_a_healthy_loop_gets_no_hints_and_a_trace(tmp_path: Path) -> None:
     trace = tmp_path / "trace.json"
     result = profile("plain", steps=6, warmup=1, trace=str(trace))

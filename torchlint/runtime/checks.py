@@ -109,7 +109,7 @@ CHECKS: dict[str, CheckSpec] = {
         CheckSpec(
             "lr-find",
             "which learning rate should the script use?",
-            100,
+            0,  # the sweep's length is chosen from the measured step cost (lr_find.py)
             "torchlint.runtime.child.lr_find:LrFindPlugin",
             "torchlint.runtime.report.lr_find",
             "runtime-lr-find.md",
@@ -166,7 +166,8 @@ OPTIONS: tuple[RunOption, ...] = (
     RunOption(
         "--steps",
         "optimizer steps: overfit's budget (default 1000; it stops earlier once the loss "
-        "converges or plateaus), grads 5, profile 20 measured, lr-find 100",
+        "converges or plateaus), grads 5, profile 20 measured, lr-find 100 to 1000 chosen "
+        "from the step's CPU cost",
         kwargs={"type": int, "default": None, "metavar": "N"},
     ),
     RunOption(

@@ -477,6 +477,22 @@ def main_thread_stack(dump: str, limit: int = 12) -> list[str]:
     return frames[start:][-limit:]
 
 
+#: a total of steps at least this is the child's "until the script ends" (capture.py's
+#: UNBOUNDED_STEPS; the parent does not import the child)
+UNBOUNDED = 10**9
+
+
+def step_progress(last_step: dict[str, Any]) -> str:
+    """ "after 25 of 40 steps" from the child's last step event, whose `of` is the total the
+    check was running to at that moment (fit and profile grow it as they go); "after 25
+    steps" when that total is unknown or unbounded."""
+    steps = last_step.get("step", 0)
+    total = last_step.get("of")
+    if isinstance(total, int) and steps <= total < UNBOUNDED:
+        return f"after {steps} of {total} steps"
+    return f"after {steps} step{'' if steps == 1 else 's'}"
+
+
 def _failure_envelope(
     request: RunRequest,
     ended: str,
@@ -487,12 +503,12 @@ def _failure_envelope(
     started: float,
 ) -> dict[str, Any]:
     tail = output.last(REPORTED_TAIL)
-    steps = (events.last_step or {}).get("step", 0)
     progress = (
-        f"after {steps} of {request.step_count} steps"
+        step_progress(events.last_step or {})
         if events.captured
         else "before a training step was captured"
     )
+    steps = (events.last_step or {}).get("step", 0)
     name = request.script.name
     if ended == "timeout":
         site = parse_traceback_dump(hang_text, request.script.resolve().parent)

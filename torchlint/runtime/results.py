@@ -337,6 +337,8 @@ class GradScanResult:
     `depth_last_ratio` are the mean grad/weight ratios of the first and last third.
     `depth_verdict` is `vanishing` when first/last < `VANISHING_BELOW`, `exploding` when
     first/last > `EXPLODING_ABOVE`, `insufficient` with fewer than 3 such parameters, else `ok`.
+    The runtime check orders by layer depth from the loss instead (parallel branches averaged
+    per depth) and needs `MIN_DEPTH_LEVELS` depths; there a warning alone is `healthy`.
     """
 
     verdict: GradVerdict
@@ -572,7 +574,13 @@ class Timing:
 @dataclass
 class Budget:
     steps: int
-    seconds: float
+    seconds: float = field(metadata=_doc("the time budget, in CPU seconds of `clock`"))
+    clock: str = "cpu time of the training thread"
+    cpu_seconds_used: float | None = None
+    wall_guard_seconds: float | None = field(
+        default=None,
+        metadata=_doc("the wall-clock hang guard (from --timeout); running out is inconclusive"),
+    )
 
 
 @dataclass
@@ -629,7 +637,9 @@ class OverfitPayload:
     budget: Budget | None = None
     stop: str | None = field(
         default=None,
-        metadata=_doc("converged, plateau, step_budget, time_budget, nan, script_ended, ..."),
+        metadata=_doc(
+            "converged, plateau, step_budget, time_budget, wall_clock, nan, script_ended, ..."
+        ),
     )
     curves: list[OptimizerCurve] = field(default_factory=list)
     final_loss_after: float | None = None

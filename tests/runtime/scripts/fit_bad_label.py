@@ -16,5 +16,5 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
 for epoch in range(100):
     for x, y in train_loader:
         optimizer.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        F.cross_entropy(model(x), y).backward()  # line: loss
         optimizer.step()

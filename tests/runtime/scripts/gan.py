@@ -1,5 +1,8 @@
 """A GAN on 2-d points: the discriminator steps on its own loss (the generator's output
-detached), the generator on a loss that runs through the discriminator."""
+detached), the generator on a loss that runs through the discriminator. `--g-over-d` builds the
+generator's optimizer over the discriminator's parameters (one word changed)."""
+
+import sys
 
 import torch
 from torch import nn
@@ -7,7 +10,8 @@ from torch import nn
 torch.manual_seed(0)
 generator = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
 discriminator = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 1))
-opt_g = torch.optim.Adam(generator.parameters(), lr=1e-3)  # line: opt_g
+over = discriminator if "--g-over-d" in sys.argv else generator
+opt_g = torch.optim.Adam(over.parameters(), lr=1e-3)  # line: opt_g
 opt_d = torch.optim.Adam(discriminator.parameters(), lr=1e-3)  # line: opt_d
 bce = nn.BCEWithLogitsLoss()
 for step in range(3000):

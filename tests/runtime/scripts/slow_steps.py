@@ -1,5 +1,7 @@
-"""A correct loop whose steps are slow (a large model, a busy machine: here a sleep), with a
-small learning rate: in a few seconds its loss has only begun to fall."""
+"""A correct loop whose steps are slow, with a small learning rate: in a few seconds its loss
+has only begun to fall. `--wait cpu` (default) makes each step cost CPU time of the training
+thread (a large model); `--wait sleep` costs wall time only (what a busy machine does to a
+step: the CPU time stays small while the clock runs)."""
 
 import argparse
 import time
@@ -10,7 +12,19 @@ from torch.utils.data import DataLoader, TensorDataset
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--lr", type=float, default=1e-3)
+parser.add_argument("--wait", choices=("cpu", "sleep"), default="cpu")
 args = parser.parse_args()
+
+
+def wait(seconds: float) -> None:
+    if args.wait == "sleep":
+        time.sleep(seconds)
+        return
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
 torch.manual_seed(0)
 data = TensorDataset(torch.randn(256, 8), torch.randint(0, 4, (256,)))
 model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
@@ -20,4 +34,4 @@ for epoch in range(100):
         optimizer.zero_grad()
         nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
-        time.sleep(0.3)
+        wait(0.3)

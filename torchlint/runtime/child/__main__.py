@@ -82,6 +82,10 @@ class Events:
             pass  # the parent went away; the run ends anyway
 
 
+#: when the child started, before torch was imported
+CHILD_STARTED = time.monotonic()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parse(sys.argv[1:] if argv is None else argv)
     if args.events_file is not None:  # one file per rank under torchrun
@@ -213,7 +217,8 @@ def _run_script(
     from torchlint.runtime.child.capture import Capture
     from torchlint.runtime.child.captured import StopRun
 
-    options = {**args.options, "timeout": args.timeout}
+    # the hang guard's clock: --timeout runs from the child's start (torch's import included)
+    options = {**args.options, "timeout": args.timeout, "started": CHILD_STARTED}
     capture = Capture(args.check, args.steps, script.parent, events, options)
     started = time.monotonic()
     capture.install()
@@ -236,6 +241,12 @@ def _run_script(
     except BaseException as exc:
         traceback.print_exception(exc)  # to the script's stderr, as Python itself would
         from torchlint.runtime.child.blame import torchlint_fault
+        from torchlint.runtime.child.loss_checks import labels_from_crash
+
+        labels = labels_from_crash(capture, exc)
+        if labels is not None:  # what the loss spy would have said, had it been watching
+            capture._add_once(labels)
+            capture.stopped_in_first_step()
 
         oom = is_out_of_memory(exc)
         tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]
@@ -246,13 +257,20 @@ def _run_script(
                 f"{os.path.dirname(os.environ.get('TMPDIR') or '.')}: set TMPDIR to a folder "
                 "on a larger disk before starting torchlint)"
             )
-        outcome = Outcome(
-            "crash",
-            message=message,
-            site=capture.finder.find_in_traceback(exc.__traceback__),
-            oom=oom,
-            traceback_tail=tail,
-            torchlint_fault=torchlint_fault(exc),
+        outcome = (
+            Outcome(
+                "stopped",
+                reason="label_out_of_range",
+            )
+            if labels is not None
+            else Outcome(
+                "crash",
+                message=message,
+                site=capture.finder.find_in_traceback(exc.__traceback__),
+                oom=oom,
+                traceback_tail=tail,
+                torchlint_fault=torchlint_fault(exc),
+            )
         )
     finally:
         capture.uninstall()

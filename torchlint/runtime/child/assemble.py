@@ -227,6 +227,11 @@ def coverage_findings(capture: Capture) -> list[Finding]:
     findings: list[Finding] = []
     model_params = {id(p): p for root in capture.roots for p in root.module.parameters()}
     optimized: set[int] = set()
+    explained: set[int] = set()
+    wrong = wrong_model_findings(capture)
+    for finding, params in wrong:
+        findings.append(finding)
+        explained |= params
     for info in capture.optimizers:
         if info.manual is not None:
             continue
@@ -234,7 +239,7 @@ def coverage_findings(capture: Capture) -> list[Finding]:
         optimized |= ids
         # only an optimizer that stepped: a GAN's generator may not have run yet when a check
         # stops at the first backward of its discriminator
-        if info.steps and model_params and ids and not ids & model_params.keys():
+        if info.steps and model_params and ids and not ids & model_params.keys() and not wrong:
             models = ", ".join(type(r.module).__name__ for r in capture.roots)
             findings.append(
                 Finding(
@@ -266,7 +271,7 @@ def coverage_findings(capture: Capture) -> list[Finding]:
             name
             for root in capture.roots
             for name, p in root.module.named_parameters()
-            if p.requires_grad and id(p) not in optimized
+            if p.requires_grad and id(p) not in optimized and id(p) not in explained
         ]
         owner = capture.primary or capture.optimizers[0]
         manual = any(info.manual is not None for info in capture.optimizers)
@@ -282,6 +287,53 @@ def coverage_findings(capture: Capture) -> list[Finding]:
                 )
             )
     return findings
+
+
+def wrong_model_findings(capture: Capture) -> list[tuple[Finding, set[int]]]:
+    """TLR105 for an optimizer built over another model's parameters where that model also has
+    an optimizer of its own (a GAN's `g_optimizer` over the discriminator): every parameter it
+    holds is held by another optimizer too, while the loss it steps on trains parameters that no
+    optimizer holds. Those parameters go with the finding (they are not TLR205 as well)."""
+    names = _parameter_names(capture)
+    out: list[tuple[Finding, set[int]]] = []
+    for info in capture.optimizers:
+        if info.manual is not None or not info.steps or not info.orphans_trained:
+            continue
+        ids = {id(p) for p in info.parameters()}
+        others = [o for o in capture.optimizers if o is not info and o.manual is None]
+        holder = next((o for o in others if ids and ids <= {id(p) for p in o.parameters()}), None)
+        if holder is None:
+            continue
+        orphans = set(info.orphans_trained)
+        listed = [name for i, name in names.items() if i in orphans] or ["outside the models"]
+        out.append(
+            (
+                Finding(
+                    "TLR105",
+                    f"{type(info.optimizer).__name__} (created at {_where(info.site)}) holds "
+                    f"only parameters that the {type(holder.optimizer).__name__} created at "
+                    f"{_where(holder.site)} holds too, while the loss it steps on trains "
+                    f"{len(orphans)} parameter(s) that no optimizer holds "
+                    f"({short_list(listed)}): it was built over another model's parameters, "
+                    "so that model is stepped twice and this one never changes.",
+                    info.site,
+                    {"optimizer_parameters": len(ids), "untrained_parameters": len(orphans)},
+                    advice="Build it from the parameters of the model whose loss it should lower.",
+                ),
+                orphans,
+            )
+        )
+    return out
+
+
+def _parameter_names(capture: Capture) -> dict[int, str]:
+    """Each root parameter's name as the scan lists it (the root's name first, when several)."""
+    roots = capture.roots
+    names: dict[int, str] = {}
+    for root, root_name in zip(roots, root_names(roots), strict=True):
+        for name, p in root.module.named_parameters():
+            names.setdefault(id(p), f"{root_name}.{name}" if len(roots) > 1 else name)
+    return names
 
 
 def frozen_finding(capture: Capture) -> Finding | None:
@@ -423,7 +475,8 @@ def build_envelope(
             result["verdict"] = FAILED_VERDICT.get(check, STOPPED_VERDICT)
             first = next((f for f in findings if f.severity == "error"), None)
             reason = first.message.split(". ")[0] if first else outcome.reason
-            result["summary"] = f"{check}: stopped at the first step: {reason}"
+            when = "the first step" if steps == 0 else f"step {steps + 1}"
+            result["summary"] = f"{check}: stopped at {when}: {reason}"
         if crashed:
             result["status"] = "error"
             result["verdict"] = None

@@ -139,8 +139,9 @@ class Capture:
         self.amp = AmpWatch(self.finder, lambda finding: self.findings.append(finding))
         self.in_optimizer_step = False
         self.optimizer_stepped = False
-        #: backward call site -> ids of the optimizers whose parameters it reached
-        self._reached: dict[Site | None, frozenset[int]] = {}
+        #: backward call site -> ids of the optimizers whose parameters it reached, and of the
+        #: trainable parameters it reached that no optimizer holds
+        self._reached: dict[Site | None, tuple[frozenset[int], frozenset[int]]] = {}
         #: (the optimizer that stepped on a backward, one whose parameters it also reached but
         #: that discarded its gradient): an adversarial pair, as in a GAN
         self.adversarial: list[tuple[OptimizerInfo, OptimizerInfo]] = []
@@ -600,6 +601,7 @@ class Capture:
                 value = torch.stack([v for v in values if v is not None]).sum()
         for _, entry in pending:
             entry.consumed_by.add(id(info))
+            info.orphans_trained |= entry.orphans
         if len(info.step_losses) < MAX_STEP_LOSSES:
             info.step_losses.append(value)
             info.step_backwards.append(len(values))
@@ -717,7 +719,11 @@ class Capture:
         optimizers = [o for o in self.optimizers if o.manual is None or o is self.primary]
         if not optimizers:
             return
-        reached = {id(o) for o in optimizers} if len(optimizers) == 1 else self._reached_by(loss)
+        if len(optimizers) == 1:
+            reached = {id(o) for o in optimizers}
+        else:
+            found, orphans = self._reached_by(loss)
+            reached, entry.orphans = set(found), orphans
         for info in optimizers:
             # a closure clears the gradients before each of its evaluations: one step
             if info.pending and not self.in_optimizer_step and info.cleared():
@@ -728,28 +734,32 @@ class Capture:
 
     def _discard(self, info: OptimizerInfo) -> None:
         """`info`'s gradients were cleared before it stepped on its pending backward calls: an
-        adversarial pair when another optimizer stepped on one of them."""
+        adversarial pair when another optimizer stepped on one of them (one over other
+        parameters: two optimizers over the same ones are one model stepped twice, a bug that
+        coverage_findings reports, not a game between two models)."""
         for _, entry in info.pending:
             for other_id in entry.consumed_by:
                 other = next((o for o in self.optimizers if id(o) == other_id), None)
-                if other is not None and other is not info:
+                if other is not None and other is not info and not _shared(info, other):
                     pair = (other, info)
                     if pair not in self.adversarial:
                         self.adversarial.append(pair)
         info.pending = []
 
-    def _reached_by(self, loss: torch.Tensor) -> set[int]:
-        """The optimizers whose parameters the loss's graph reaches, cached per backward line
-        (one walk of the graph per line)."""
+    def _reached_by(self, loss: torch.Tensor) -> tuple[frozenset[int], frozenset[int]]:
+        """The optimizers whose parameters the loss's graph reaches, and the trainable
+        parameters it reaches that no optimizer holds; cached per backward line (one walk of
+        the graph per line)."""
         site = self.finder.find()
         cached = self._reached.get(site)
         if cached is not None:
-            return set(cached)
+            return cached
         owners: dict[int, set[int]] = {}
         for info in self.optimizers:
             for p in info.parameters():
                 owners.setdefault(id(p), set()).add(id(info))
         found: set[int] = set()
+        orphans: set[int] = set()
         seen: set[int] = set()
         kept: list[Any] = []  # the nodes' Python wrappers stay alive, so their ids stay unique
         stack = [loss.grad_fn]
@@ -761,10 +771,14 @@ class Capture:
             kept.append(node)
             variable = getattr(node, "variable", None)
             if isinstance(variable, torch.Tensor):
-                found |= owners.get(id(variable), set())
+                owned = owners.get(id(variable))
+                if owned:
+                    found |= owned
+                elif isinstance(variable, nn.Parameter):
+                    orphans.add(id(variable))
             stack.extend(child for child, _ in getattr(node, "next_functions", ()))
-        self._reached[site] = frozenset(found)
-        return found
+        reached = self._reached[site] = (frozenset(found), frozenset(orphans))
+        return reached
 
     def _on_first_backward(self, loss: torch.Tensor) -> None:
         train = self.last_fetch
@@ -896,15 +910,23 @@ class Capture:
         return {"step_ms_median": round(ordered[len(ordered) // 2] * 1e3, 3), "steps": len(gaps)}
 
 
+def _shared(first: OptimizerInfo, second: OptimizerInfo) -> bool:
+    """Whether every parameter of one of the two optimizers is also the other's."""
+    a, b = {id(p) for p in first.parameters()}, {id(p) for p in second.parameters()}
+    return bool(a) and bool(b) and (a <= b or b <= a)
+
+
 class _Pending:
     """One backward call in the pending windows: the optimizers it reached and those that
     stepped on it."""
 
-    __slots__ = ("consumed_by", "reached")
+    __slots__ = ("consumed_by", "orphans", "reached")
 
     def __init__(self) -> None:
         self.reached: set[int] = set()
         self.consumed_by: set[int] = set()
+        #: the trainable parameters it reached that no optimizer holds
+        self.orphans: frozenset[int] = frozenset()
 
 
 #: steps over which the accumulation probe watches (from step 1, after the probe is attached)

@@ -109,6 +109,9 @@ class OptimizerInfo:
     step_losses: list[torch.Tensor | None] = field(default_factory=list)
     #: per step, the backward calls that made its gradient
     step_backwards: list[int] = field(default_factory=list)
+    #: ids of the trainable parameters in no optimizer that the backward calls it stepped on
+    #: reached (with several optimizers): the parameters its loss trains but it does not hold
+    orphans_trained: set[int] = field(default_factory=set)
     _probe: torch.nn.Parameter | None = None
 
     @property

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,9 @@ ABSOLUTE_FLOOR = 1e-4
 #: grad_scan depth verdict thresholds on (mean ratio of the first third) / (of the last third).
 VANISHING_BELOW = 1e-3
 EXPLODING_ABOVE = 1e3
+#: with layer depths known (the runtime check), the depth verdict needs this many distinct
+#: depths: three layers per branch (PPO's actor and critic) are no deep stack
+MIN_DEPTH_LEVELS = 6
 #: how many parameter names `largest` / `smallest` list.
 TOP_K = 3
 
@@ -449,6 +453,61 @@ def grad_scan(
     )
 
 
+def by_depth(pairs: list[tuple[int | None, float]]) -> list[float]:
+    """Per layer depth, deepest first, the mean of the values at that depth."""
+    levels: dict[int, list[float]] = {}
+    for depth, value in pairs:
+        if depth is not None:
+            levels.setdefault(depth, []).append(value)
+    return [sum(levels[d]) / len(levels[d]) for d in sorted(levels, reverse=True)]
+
+
+def layer_depths(loss: torch.Tensor) -> dict[int, int]:
+    """id(parameter) -> how many layers lie between it and the loss in the autograd graph: 0
+    for the layer that produced the loss's input, one more for each operation with parameters
+    on the way back (a breadth-first walk that counts only those steps, so views, activations
+    and the loss's own arithmetic are free). Parallel branches get the same depths."""
+    found: dict[int, int] = {}
+    seen: set[int] = set()
+    kept: list[Any] = []  # the nodes' wrappers stay alive, so their ids stay unique
+    queue: deque[tuple[Any, int]] = deque([(loss.grad_fn, 0)])
+    while queue:
+        node, depth = queue.popleft()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        kept.append(node)
+        children = [child for child, _ in getattr(node, "next_functions", ())]
+        held = [c for c in children if c is not None and _parameter_leaf(c) is not None]
+        held += [
+            c for c in children if c is not None and c not in held and _holds_only_parameters(c)
+        ]
+        for child in held:
+            for leaf in [child, *(g for g, _ in getattr(child, "next_functions", ()))]:
+                param = _parameter_leaf(leaf) if leaf is not None else None
+                if param is not None and id(param) not in found:
+                    found[id(param)] = depth
+        step = 1 if held else 0
+        for child in children:
+            if child is not None and child not in held:
+                if step:
+                    queue.append((child, depth + 1))
+                else:
+                    queue.appendleft((child, depth))
+    return found
+
+
+def _parameter_leaf(node: Any) -> nn.Parameter | None:
+    variable = getattr(node, "variable", None)
+    return variable if isinstance(variable, nn.Parameter) else None
+
+
+def _holds_only_parameters(node: Any) -> bool:
+    """A transpose or view of parameters only (the weight of a Linear layer under `mm`)."""
+    children = [child for child, _ in getattr(node, "next_functions", ()) if child is not None]
+    return bool(children) and all(_parameter_leaf(c) is not None for c in children)
+
+
 def summarise_grads(
     environment: Environment,
     steps: int,
@@ -461,7 +520,12 @@ def summarise_grads(
     weight_rows: list[torch.Tensor],
     present_rows: list[torch.Tensor],
     loss_differentiable: bool,
+    depths: list[int | None] | None = None,
 ) -> GradScanResult:
+    """The scan's summary. `depths`, when given, is each parameter's layer depth from the loss
+    (`layer_depths`): the depth verdict then compares the deepest third of the depths with the
+    shallowest third, averaging parallel branches at one depth instead of comparing them;
+    without it, the first third of the parameters in registration order with the last."""
     count = len(params)
     # the one host transfer of the scan: (K, P) grad norms, weight norms, and K losses
     grads = torch.stack(grad_rows).cpu() if grad_rows else torch.zeros(0, count)
@@ -617,14 +681,17 @@ def summarise_grads(
     depth_verdict: DepthVerdict = "insufficient"
     first_ratio: float | None = None
     last_ratio: float | None = None
-    usable = [
-        ratio_list[j]
+    usable_at = [
+        j
         for j in range(count)
         if rows[j].status in ("ok", "not_in_optimizer", "zero")
         and math.isfinite(ratio_list[j])
         and weight0[j] > 0
     ]
-    if len(usable) >= 3:
+    usable = [ratio_list[j] for j in usable_at]
+    if depths is not None:
+        usable = by_depth([(depths[j], ratio_list[j]) for j in usable_at])
+    if len(usable) >= (3 if depths is None else MIN_DEPTH_LEVELS):
         third = len(usable) // 3
         first_ratio = sum(usable[:third]) / third
         last_ratio = sum(usable[-third:]) / third
@@ -640,8 +707,13 @@ def summarise_grads(
                     depth_verdict,
                     "warning",
                     f"{depth_verdict} gradients by depth: mean grad/weight ratio "
-                    f"{first_ratio:.3g} in the first third of parameters vs {last_ratio:.3g} "
-                    "in the last third",
+                    f"{first_ratio:.3g} in the first third of "
+                    + (
+                        f"parameters vs {last_ratio:.3g} in the last third"
+                        if depths is None
+                        else f"the {len(usable)} layer depths (farthest from the loss) vs "
+                        f"{last_ratio:.3g} in the third nearest the loss"
+                    ),
                 )
             )
 

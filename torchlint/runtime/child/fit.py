@@ -10,6 +10,12 @@ never trained on that reported the most values of the same function. Per epoch, 
 value is the mean over its batches of that one function: the same metric and the same
 aggregation on both splits.
 
+Without a DataLoader, the script's own evaluation stands in for the loaders when it has one that
+names its splits (nanoGPT's `estimate_loss`: `for split in ['train', 'val']`, before the first
+training step and every `eval_interval` steps): the values of a loss computed without gradients
+while a local variable of the calling code names a validation split are the validation split;
+the training steps between two evaluations are an epoch.
+
 An epoch is a pass over a training loader (`iter(loader)`) during which the primary optimizer
 stepped. After `epochs` of them the run stops at the first fetch of the next training pass, so
 the validation that follows the last epoch is still recorded. Values stay detached tensors on
@@ -94,6 +100,14 @@ _TARGET_KEYS = ("label", "labels", "target", "targets", "y")
 _CLASSIFICATION = ("cross_entropy", "nll_loss")
 #: stop reasons of a run that fit (or the step bound) ended, as opposed to a first-step check
 _OWN_STOPS = ("epochs_done", "nan", "steps_done")
+#: the words a local variable of an evaluation names its split with
+VALIDATION_WORDS = frozenset({"val", "valid", "validation", "dev", "test", "eval", "holdout"})
+TRAINING_WORDS = frozenset({"train", "training"})
+#: user frames (innermost first) whose locals are read for a split's name
+SPLIT_FRAMES = 4
+#: the most training steps a run waits for the script's own evaluations
+OWN_EVAL_MAX_STEPS = 5000
+_SPLIT_WORDS = VALIDATION_WORDS | TRAINING_WORDS
 _ANOMALY_PREFIX = "Error detected in "
 _ANOMALY_ERROR = re.compile(r"Function '(\w+)' returned nan values")
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
@@ -364,6 +378,11 @@ class FitPlugin(RunPlugin):
         self._checked_epochs = 0  # epochs whose losses were checked for NaN
         self._stop_cap = SAFETY_FACTOR * self.epochs * self.limit_batches
         self._loss_sites: dict[tuple[LoaderInfo, str, bool], Site | None] = {}
+        #: without a DataLoader: the script's own evaluation (see the module's doc), as a
+        #: training "loader" and a validation one that no fetch ever reports
+        self.own: OwnSplits | None = None
+        self._early_evals: list[tuple[str, LossValue, Site | None]] = []
+        self._first_training: list[LossValue] = []
         # data checks, on the first pass of each loader
         self._hashes: dict[LoaderInfo, dict[bytes, int]] = {}
         self._hashed_samples: dict[LoaderInfo, int] = {}
@@ -451,6 +470,8 @@ class FitPlugin(RunPlugin):
                 "measure generalisation, and there is no validation split",
                 capture.backward_site,
             )
+        if capture.train_loader is None and self._start_own_evaluation():
+            return
         if capture.train_loader is None:
             forward = next((f for f in capture.forwards if f.grad_enabled), None)
             where = (
@@ -465,6 +486,20 @@ class FitPlugin(RunPlugin):
             )
 
     def on_loss(self, value: LossValue) -> None:
+        capture = self.capture
+        if capture.last_fetch is None and not value.grad_enabled:
+            split, where = self._split_named()
+            if self.own is None and not capture.backward_calls and split is not None:
+                self._early_evals.append((split, value, where))
+            elif self.own is not None and split in VALIDATION_WORDS:
+                self._own_record(self.own.validation(self), value)
+            return
+        if value.grad_enabled and capture.last_fetch is None:
+            if self.own is not None:
+                self._own_record(self.own.training(self), value)
+            elif not capture.backward_calls:
+                self._first_training.append(value)  # the first step's, before the backward
+            return
         loader = self.capture.last_fetch
         run = self._current.get(loader) if loader is not None else None
         if run is None or loader is None or len(self._records) >= MAX_RECORDS:
@@ -488,6 +523,8 @@ class FitPlugin(RunPlugin):
     def on_backward_start(self, loss: torch.Tensor) -> None:
         loader = self.capture.last_fetch
         run = self._current.get(loader) if loader is not None else None
+        if self.own is not None and loader is None:
+            run = self.own_pass(self.own.train)
         if run is None:
             return
         run.trained = True
@@ -512,6 +549,88 @@ class FitPlugin(RunPlugin):
             self._stepped += 1
         if optimizer.steps >= capture.target_steps and capture.target_steps < self._stop_cap:
             capture.target_steps = min(self._stop_cap, optimizer.steps + self.limit_batches)
+
+    # the script's own evaluation ----------------------------------------------------------
+
+    def _split_named(self) -> tuple[str | None, Site | None]:
+        """The split a local variable of the innermost user frames names ("val" from
+        `for split in ['train', 'val']`), lowercased, and that frame's line; None when none
+        does."""
+        finder = self.capture.finder
+        frame = sys._getframe(1)
+        seen = 0
+        while frame is not None and seen < SPLIT_FRAMES:
+            if finder._kind(frame.f_code.co_filename) == 2:
+                seen += 1
+                for value in frame.f_locals.values():
+                    if isinstance(value, str) and value.lower() in _SPLIT_WORDS:
+                        code = frame.f_code
+                        return value.lower(), Site(code.co_filename, frame.f_lineno, code.co_name)
+            frame = frame.f_back  # type: ignore[assignment]
+        return None, None
+
+    def _start_own_evaluation(self) -> bool:
+        """At the first backward without a DataLoader: use the script's own evaluation when it
+        evaluated a validation split before training (the loss values are kept from there)."""
+        validation = [
+            (v, site) for split, v, site in self._early_evals if split in VALIDATION_WORDS
+        ]
+        self._early_evals = []
+        if not validation:
+            return False
+        capture = self.capture
+        forward = next((f for f in capture.forwards if f.grad_enabled), None)
+        self.own = OwnSplits(
+            LoaderInfo(_own_split("training steps"), forward.site if forward else None),
+            LoaderInfo(_own_split("the script's own evaluation"), validation[0][1]),
+        )
+        # the evaluation before training: a validation pass before the first epoch
+        run = self.own.validation(self)
+        for value, _ in validation:
+            self._own_record(run, value)
+        run = self.own.training(self)
+        for value in self._first_training:
+            self._own_record(run, value)
+        self._first_training = []
+        self._stop_cap = max(self._stop_cap, OWN_EVAL_MAX_STEPS)
+        capture.target_steps = max(capture.target_steps, OWN_EVAL_MAX_STEPS)
+        return True
+
+    def _own_record(self, run: _Pass, value: LossValue) -> None:
+        if len(self._records) >= MAX_RECORDS:
+            return
+        per_element = value.per_element
+        self._records.append(
+            _Record(
+                run,
+                value.name,
+                per_element if per_element is not None else value.value,
+                value.grad_enabled,
+                value.reduction,
+                per_element is not None,
+            )
+        )
+        key = (run.loader, value.name, value.grad_enabled)
+        if key not in self._loss_sites:
+            self._loss_sites[key] = self.capture.finder.find()
+
+    def own_pass(self, loader: LoaderInfo) -> _Pass:
+        """The pass of the own evaluation's `loader` under way, or a new one (a training pass
+        after an evaluation: the run stops there once the epochs are done)."""
+        current = self._current.get(loader)
+        if current is not None and self._passes and self._passes[-1] is current:
+            return current
+        if loader is self.own_train() and self._stepped >= self.epochs:
+            self.capture.stop_reason = "epochs_done"
+            raise StopRun("epochs_done")
+        self._compact()
+        run = _Pass(loader, current.number + 1 if current else 1, len(self._passes))
+        self._passes.append(run)
+        self._current[loader] = run
+        return run
+
+    def own_train(self) -> LoaderInfo | None:
+        return self.own.train if self.own is not None else None
 
     # helpers of the events -----------------------------------------------------------------
 
@@ -690,6 +809,35 @@ class FitPlugin(RunPlugin):
         return self.inapplicable_result() or _Result(self, outcome).build()
 
 
+class _OwnSplit:
+    """Stands in for a DataLoader in the script's own evaluation (its own split key)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.dataset = self
+
+
+def _own_split(name: str) -> Any:
+    """A stand-in for a loader (typed as one: LoaderInfo reads only its `dataset`)."""
+    return _OwnSplit(name)
+
+
+@dataclass
+class OwnSplits:
+    train: LoaderInfo
+    val: LoaderInfo
+
+    def training(self, plugin: FitPlugin) -> _Pass:
+        return plugin.own_pass(self.train)
+
+    def validation(self, plugin: FitPlugin) -> _Pass:
+        return plugin.own_pass(self.val)
+
+
+def _line(site: Site | None) -> str:
+    return str(site.line) if site is not None else "?"
+
+
 def _positive(value: Any, default: int) -> int:
     return (
         value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
@@ -758,7 +906,7 @@ class _Result:
             if r.name is None and id(r.run) in epoch_of
         ]
 
-        leakage = self._leakage(trained_splits)
+        leakage = self._leakage()
         training_split = {item["split"] for item in leakage if item["role"] == "train_eval"}
         other = [
             (r, n)
@@ -850,7 +998,8 @@ class _Result:
             # (a first-step check that stopped the run has said what matters)
             self._curve_findings(verdict, nan, val_loader, function, val_function)
         plot, plot_note = self._plot(verdict, train_loss, val_loss, function)
-        train_site = self.capture.train_loader.site if self.capture.train_loader else None
+        train_info = self.capture.train_loader or plugin.own_train()
+        train_site = train_info.site if train_info else None
         payload: dict[str, Any] = {
             "diagnosis": verdict.diagnosis,
             "reason": verdict.reason,
@@ -888,6 +1037,12 @@ class _Result:
             "plot": plot,
             "plot_note": plot_note,
         }
+        if plugin.own is not None:
+            payload["reason"] = verdict.reason = (
+                f"{verdict.reason} (no DataLoader: the validation loss is the script's own "
+                f"evaluation at line {_line(plugin.own.val.site)}, an epoch the training "
+                "steps between two of its evaluations)"
+            )
         summary = f"fit: {verdict.diagnosis} after {count} epoch(s): {verdict.reason}"
         return PluginResult(verdict.diagnosis, summary, payload, self.findings)
 
@@ -990,7 +1145,7 @@ class _Result:
             return None
         return min(found, key=lambda item: (item[0], item[1]))[2]
 
-    def _leakage(self, trained_splits: set[int]) -> list[dict[str, Any]]:
+    def _leakage(self) -> list[dict[str, Any]]:
         """Overlap of the training loader with each loader never trained on: exact through
         Subset/sampler indices when both draw from one dataset object, else by sample hashes
         of their first batches. A loader that draws the training samples themselves is an
@@ -1002,8 +1157,11 @@ class _Result:
             return []
         results: list[dict[str, Any]] = []
         infos: list[LoaderInfo] = []
+        trained = {id(run.loader) for run in self.plugin._passes if run.trained}
         for info in self.capture.loaders:
-            if split_key(info) in trained_splits or info is train:
+            # a loader never trained on is checked even over the training dataset object
+            # (`val_loader = DataLoader(train_dataset, ...)`: all of it overlaps)
+            if info is train or id(info) in trained:
                 continue
             if any(split_key(info) == r["split"] for r in results):
                 continue  # the same split (a loader made anew for each evaluation)
@@ -1193,7 +1351,9 @@ class _Result:
         val_function: str | None,
     ) -> None:
         capture = self.capture
-        train_site = self._loss_site(capture.train_loader, function, True)
+        train_site = self._loss_site(
+            capture.train_loader or self.plugin.own_train(), function, True
+        )
         val_site = self._loss_site(val_loader, function, None)
         if verdict.diagnosis == "nan" and nan is not None:
             where = f"epoch {nan['epoch']}" + (

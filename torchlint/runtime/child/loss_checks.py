@@ -184,13 +184,25 @@ def _check_labels(
     bound: dict[str, Any],
     site: Site | None,
 ) -> None:
-    ignore = bound.get("ignore_index", -100)
-    valid = target[target != ignore] if isinstance(ignore, int) else target.reshape(-1)
-    if valid.numel() == 0:
+    finding = labels_finding(name, target, classes, bound.get("ignore_index", -100), site)
+    if finding is None:
         return
-    low, high = int(valid.min()), int(valid.max())
+    capture._add_once(finding)
+    capture.stopped_in_first_step()
+    raise StopRun("label_out_of_range")
+
+
+def labels_finding(
+    name: str, target: torch.Tensor, classes: int, ignore: Any, site: Site | None
+) -> Finding | None:
+    """TLR301 when the class targets (those not `ignore`d) fall outside 0..classes-1."""
+    with torch.no_grad():
+        valid = target[target != ignore] if isinstance(ignore, int) else target.reshape(-1)
+        if valid.numel() == 0:
+            return None
+        low, high = int(valid.min()), int(valid.max())
     if low >= 0 and high < classes:
-        return
+        return None
     if high == classes and low >= 1:
         hint = (
             f"The labels look 1-based ({low}..{high}): subtract 1 from them, so the "
@@ -206,7 +218,7 @@ def _check_labels(
             f"Negative labels are invalid; use ignore_index={ignore} (or pass "
             "ignore_index=...) for positions that have no label."
         )
-    finding = Finding(
+    return Finding(
         "TLR301",
         f"{name} targets range over {low}..{high}, but the output has {classes} classes "
         f"(valid targets 0..{classes - 1}). {hint} On CUDA this shows up only as an "
@@ -214,16 +226,56 @@ def _check_labels(
         site,
         {"target_min": low, "target_max": high, "num_classes": classes},
     )
-    capture._add_once(finding)
-    capture.stopped_in_first_step()
-    raise StopRun("label_out_of_range")
+
+
+#: the functions of torch.nn.functional whose frame holds a crashed call's class targets
+_LABELLED_FRAMES = {"cross_entropy": "cross_entropy", "nll_loss": "nll_loss"}
+
+
+def labels_from_crash(capture: Capture, exc: BaseException) -> Finding | None:
+    """TLR301 for a script that crashed inside a classification loss because a target is out
+    of range (`IndexError: Target 32 is out of bounds`): the spy watches only training steps,
+    but an evaluation before the first one (nanoGPT's `estimate_loss`) runs the same loss on
+    the same batches. The targets and classes are read from the loss function's own frame; the
+    finding is at the user's line that called it."""
+    if not isinstance(exc, (IndexError, RuntimeError)):
+        return None
+    functional = _F.__file__
+    tb = exc.__traceback__
+    frame_locals: dict[str, Any] | None = None
+    name = ""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == functional and code.co_name in _LABELLED_FRAMES:
+            frame_locals, name = tb.tb_frame.f_locals, _LABELLED_FRAMES[code.co_name]
+        tb = tb.tb_next
+    if frame_locals is None:
+        return None
+    inp, target = frame_locals.get("input"), frame_locals.get("target")
+    if not isinstance(inp, torch.Tensor) or not isinstance(target, torch.Tensor):
+        return None
+    if target.is_floating_point() or inp.dim() == 0:
+        return None
+    classes = int(inp.shape[1]) if inp.dim() >= 2 else int(inp.shape[0])
+    try:
+        return labels_finding(
+            name,
+            target,
+            classes,
+            frame_locals.get("ignore_index", -100),
+            capture.finder.find_in_traceback(exc.__traceback__),
+        )
+    except RuntimeError:  # a device the failed call left unreadable
+        return None
 
 
 def _check_probabilities(
     capture: Capture, spy: LossSpy, name: str, inp: torch.Tensor, site: Site | None
 ) -> None:
     origin = spy.came_from(inp)
-    if origin is None and name == "cross_entropy" and inp.dim() >= 2 and inp.shape[1] > 1:
+    # rows of non-negative values summing to 1 are probabilities: raw logits for cross_entropy
+    # and log-probabilities (never positive) for nll_loss are not (`log_softmax(x).exp()`)
+    if origin is None and inp.dim() >= 2 and inp.shape[1] > 1 and inp.is_floating_point():
         with torch.no_grad():
             x = inp.detach()
             if bool(x.min() >= 0) and bool(x.max() <= 1):

@@ -6,7 +6,13 @@ so the sweep wins), every param group's learning rate is set to
 the step, so its scheduler keeps its course and the envelope shows the script's lr. The loss of
 each step (the first loss passed to `backward()` in it) is read once per step, smoothed
 exponentially (beta 0.98, bias-corrected), and the sweep stops when the smoothed loss exceeds 4x
-its minimum or the loss is not finite. The child process ends after the sweep, and whatever
+its minimum or the loss is not finite.
+
+N is `--steps` when given; by default it is chosen from what a step of the script costs: as many
+steps as fit `AUTO_CPU_BUDGET` CPU seconds of the training thread (measured over its first
+steps, at the bottom of the sweep where the lr changes nothing), between 100 and 1000. A small
+language model with fresh batches needs hundreds of steps for its loss to move; a large model
+whose step takes seconds gets the minimum. The child process ends after the sweep, and whatever
 the script saved went to the run's scratch folder (sandbox/), so the user's model and
 checkpoints are untouched.
 
@@ -34,7 +40,7 @@ import torch
 
 from torchlint.runtime.child.captured import Finding, OptimizerInfo
 from torchlint.runtime.child.losses import LossValue
-from torchlint.runtime.child.overfit import RL_MODULES
+from torchlint.runtime.child.overfit import RL_MODULES, thread_cpu_clock
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 from torchlint.runtime.results import finite_or_none
 
@@ -58,6 +64,13 @@ NOISE_FACTOR = 2.0
 TINY_LR = 1e-5
 #: fewer steps than this cannot show a descent
 MIN_SWEEP_STEPS = 10
+#: the sweep's length when --steps is not given: CPU seconds of the training thread, measured
+#: per step over steps 1..AUTO_MEASURE_STEPS (step 0 carries the first-step checks) ...
+AUTO_CPU_BUDGET = 30.0
+AUTO_MEASURE_STEPS = 6
+#: ... within these bounds
+AUTO_MIN_STEPS = 100
+AUTO_MAX_STEPS = 1000
 #: the script's lr is flagged above this multiple of the lr where the sweep diverged ...
 TOO_HIGH_FACTOR = 10.0
 #: ... or below the lower suggestion divided by this
@@ -229,7 +242,12 @@ class LrFindPlugin(RunPlugin):
         super().__init__(capture, options)
         # Capture calls this before it replaces `target_steps` with `total_steps()`: it still
         # holds the requested number of steps
-        self.steps = max(1, int(capture.target_steps))
+        requested = int(capture.target_steps)
+        #: no --steps: the length is chosen from the measured step cost (see the module's doc)
+        self.auto = requested <= 0
+        self.steps = requested if requested > 0 else AUTO_MIN_STEPS
+        self._clock = thread_cpu_clock()
+        self._cpu_at_step1: float | None = None
         self._backwards_before_step = 0
         self.lr_min = _option(options, "lr_min", DEFAULT_LR_MIN)
         self.lr_max = _option(options, "lr_max", DEFAULT_LR_MAX)
@@ -259,6 +277,11 @@ class LrFindPlugin(RunPlugin):
 
     def total_steps(self) -> int | None:
         return self.steps
+
+    def framework_limits(self) -> dict[str, Any]:
+        # a Trainer is configured before the sweep's length is chosen: room for the longest
+        # (the sweep ends the run itself when it is done)
+        return {"min_steps": (AUTO_MAX_STEPS if self.auto else self.steps) + 2}
 
     # ----------------------------------------------------------------------------------------
     # events
@@ -301,6 +324,8 @@ class LrFindPlugin(RunPlugin):
         groups = optimizer.optimizer.param_groups
         if optimizer.steps == 0:
             self.script_lr = self._script_lr(groups, optimizer.configured_lrs or [])
+        if self.auto:
+            self._choose_length(optimizer.steps)
         lr = sweep_lr(optimizer.steps, self.steps, self.lr_min, self.lr_max)
         self._saved = []
         for group in groups:
@@ -375,6 +400,17 @@ class LrFindPlugin(RunPlugin):
             self.minimum = current
         elif diverged(current, self.minimum):
             self._diverge(step)
+
+    def _choose_length(self, step: int) -> None:
+        """At step 1 start the clock; at step AUTO_MEASURE_STEPS fix the sweep's length."""
+        if step == 1:
+            self._cpu_at_step1 = self._clock()
+        elif step == AUTO_MEASURE_STEPS and self._cpu_at_step1 is not None:
+            per_step = (self._clock() - self._cpu_at_step1) / (AUTO_MEASURE_STEPS - 1)
+            fits = int(AUTO_CPU_BUDGET / per_step) if per_step > 0 else AUTO_MAX_STEPS
+            self.steps = min(AUTO_MAX_STEPS, max(AUTO_MIN_STEPS, fits))
+            self.capture.target_steps = self.steps
+            self.auto = False
 
     def _sweeping(self, step: int) -> bool:
         return step < self.steps and self.diverged_at is None and len(self.lrs) == step
@@ -651,8 +687,9 @@ class LrFindPlugin(RunPlugin):
             return [
                 Finding(
                     "TLR505",
-                    f"no learning rate could be suggested: {reason}. Run with --steps 100 "
-                    "(the default), and make sure the script trains for that many steps.",
+                    f"no learning rate could be suggested: {reason}. Run with at least --steps 100 "
+                    "(without --steps the sweep takes 100 to 1000), and make sure the script "
+                    "trains for that many steps.",
                     self.capture.primary.step_site if self.capture.primary else site,
                     evidence,
                 )

@@ -3,10 +3,13 @@
 The script trains on one fixed batch (the training loader's first batch replayed as a fresh
 copy, or, without a DataLoader, the first step's forward inputs and loss targets; full-batch
 training already is one) until the loss converges or stops improving, within a step budget and
-a time budget. What is judged is the *reducible* part of the loss: each functional loss of the
-step minus its floor (the entropy of soft targets, of label-smoothed targets), so a VAE's
-reconstruction term or a label-smoothed classifier is judged against what it can reach; terms
-that no functional loss computed (a KL regulariser) are reported apart. A classification loss
+a time budget. The time budget is CPU time of the thread that trains (what a busy machine does
+not stretch), so a verdict does not depend on the load; the wall clock (`--timeout`) is only a
+hang guard, and running out of it is inconclusive, never a failure. What is judged is the
+*reducible* part of the loss: each functional loss of the step minus its floor (the entropy
+of soft targets, of label-smoothed targets), so a VAE's reconstruction term or a
+label-smoothed classifier is judged against what it can reach; terms that no functional loss
+computed (a KL regulariser) are reported apart. A classification loss
 also needs the batch predicted: batch accuracy at least 0.9, over the targets that are not
 `ignore_index`.
 
@@ -21,7 +24,9 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +49,11 @@ ABSOLUTE_FLOOR = 1e-4
 FINAL_WINDOW = 5
 #: a classification loss passes only when the batch is predicted this well
 ACCURACY_PASS = 0.9
-#: seconds of training, by default (never past the run's own limit)
+#: CPU seconds of the training thread, by default
 DEFAULT_TIME_BUDGET = 90.0
+#: the wall-clock hang guard stops training at this share of what is left of --timeout (the
+#: rest is for the script to end and the report to be made)
+WALL_SHARE = 0.75
 #: a plateau: the best value improved less than this (relative) over the last `patience` steps
 PLATEAU_IMPROVEMENT = 0.01
 PLATEAU_MIN_STEPS = 100
@@ -84,8 +92,13 @@ class OverfitPlugin(RunPlugin):
         budget = options.get("time_budget")
         self.time_budget = float(budget) if isinstance(budget, (int, float)) else None
         self.timeout = float(limit) if isinstance(limit, (int, float)) else None
-        self._deadline: float | None = None
-        self._budget_seconds = DEFAULT_TIME_BUDGET
+        self._cpu_clock: Callable[[], float] | None = None
+        self._cpu_start = 0.0
+        self._wall_deadline: float | None = None
+        self._wall_seconds: float | None = None
+        self._budget_seconds = (
+            self.time_budget if self.time_budget is not None else DEFAULT_TIME_BUDGET
+        )
         #: the functional losses computed with gradients since the last backward, and those of
         #: each backward since the last step of the primary optimizer
         self._pending: list[LossValue] = []
@@ -110,12 +123,22 @@ class OverfitPlugin(RunPlugin):
                 "the loop; `torchlint run grads` and `profile` apply",
                 self.capture.backward_site,
             )
-        spent = self.capture.elapsed()
-        budget = self.time_budget if self.time_budget is not None else DEFAULT_TIME_BUDGET
+        self._cpu_clock = thread_cpu_clock()
+        self._cpu_start = self._cpu_clock()
         if self.timeout is not None:
-            budget = min(budget, max(5.0, 0.75 * (self.timeout - spent)))
-        self._deadline = time.monotonic() + budget
-        self._budget_seconds = budget
+            started = self.options.get("started")
+            spent = (
+                time.monotonic() - started
+                if isinstance(started, (int, float))
+                else self.capture.elapsed()
+            )
+            left = max(1.0, WALL_SHARE * (self.timeout - spent))
+            self._wall_seconds = left
+            self._wall_deadline = time.monotonic() + left
+
+    def cpu_seconds(self) -> float:
+        """CPU time the training thread spent since the first backward."""
+        return self._cpu_clock() - self._cpu_start if self._cpu_clock is not None else 0.0
 
     def on_loss(self, value: LossValue) -> None:
         if value.grad_enabled and self.stop is None:
@@ -256,10 +279,12 @@ class OverfitPlugin(RunPlugin):
             self._stop("converged")
         elif self._plateaued(judged):
             self._stop("plateau")
-        elif self._deadline is not None and time.monotonic() > self._deadline:
-            self._stop("time_budget")
         elif steps >= self.budget:
             self._stop("step_budget")
+        elif self.cpu_seconds() > self._budget_seconds:
+            self._stop("time_budget")
+        elif self._wall_deadline is not None and time.monotonic() > self._wall_deadline:
+            self._stop("wall_clock")
 
     def _stop(self, why: str) -> None:
         self.stop = why
@@ -375,6 +400,17 @@ class OverfitPlugin(RunPlugin):
                 f"the script ended after {steps} step(s), before the loss converged or "
                 f"stopped improving ({what} at {_g(ratio)} of its start); let it run longer "
                 "(its own epochs or iterations) to decide"
+            )
+        if self.stop == "wall_clock":
+            # the hang guard, not a budget: a busy machine stretches the wall clock, so what
+            # ran out says nothing about the loop
+            wall = self._wall_seconds or 0.0
+            return "inconclusive", (
+                f"ran out of wall time: the --timeout hang guard stopped training after "
+                f"{wall:.0f} s and {steps} step(s) ({what} at {_g(ratio)} of its start), with "
+                f"{self.cpu_seconds():.0f} of the {self._budget_seconds:g} CPU seconds of its "
+                "time budget used (a busy machine or slow steps); a longer --timeout would "
+                "decide"
             )
         values = [v for v in judged if v is not None]
         moved = bool(values) and max(values) > min(values)
@@ -524,9 +560,10 @@ class OverfitPlugin(RunPlugin):
             "batch_source": self._batch_source(),
             "budget": {
                 "steps": self.budget,
-                "seconds": self.time_budget
-                if self.time_budget is not None
-                else DEFAULT_TIME_BUDGET,
+                "seconds": self._budget_seconds,
+                "clock": "cpu time of the training thread",
+                "cpu_seconds_used": round(self.cpu_seconds(), 3),
+                "wall_guard_seconds": finite_or_none(self._wall_seconds),
             },
             "curves": [self._curve(info) for info in capture.optimizers if info.steps],
             "final_loss_after": None,
@@ -592,6 +629,21 @@ class OverfitPlugin(RunPlugin):
             "final_loss": curve[-1] if curve else None,
             "loss_curve": curve if len(curve) <= 2000 else curve[:: max(1, len(curve) // 2000)],
         }
+
+
+def thread_cpu_clock() -> Callable[[], float]:
+    """The CPU clock of the calling thread, readable from any thread (the step hooks of a
+    framework may run elsewhere); the process's CPU time where threads have no clock."""
+    getter = getattr(time, "pthread_getcpuclockid", None)
+    if getter is not None:
+        try:
+            clock = getter(threading.get_ident())
+            time.clock_gettime(clock)
+        except (OSError, OverflowError):
+            pass
+        else:
+            return lambda: time.clock_gettime(clock)
+    return time.process_time
 
 
 def _per_step(info: OptimizerInfo | None) -> float | None:

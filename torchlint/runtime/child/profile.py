@@ -176,15 +176,19 @@ class ProfilePlugin(RunPlugin):
         return train is not None and loader is not train
 
     def on_forward_start(self, root: RootInfo, training: bool, grad: bool) -> None:
+        last = self.capture.last_fetch
+        validating = last is not None and self._is_validation(last)
+        if validating and grad:
+            # counted in every step of the check, not only the measured ones: with short
+            # epochs the validation often falls between them (after `--limit-batches` steps)
+            site = self.capture.finder.find()
+            self.val_grad_forward_sites[site] = self.val_grad_forward_sites.get(site, 0) + 1
         if self.marks is None:
             return
-        last = self.capture.last_fetch
-        self._validating = last is not None and self._is_validation(last)
+        self._validating = validating
         if self._validating:
             site = self.capture.finder.find()
             self.val_forward_sites[site] = self.val_forward_sites.get(site, 0) + 1
-            if grad:
-                self.val_grad_forward_sites[site] = self.val_grad_forward_sites.get(site, 0) + 1
         self._mark("forward_start")
 
     def on_forward_end(self, root: RootInfo) -> None:
