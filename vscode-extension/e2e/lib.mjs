@@ -161,3 +161,18 @@ export async function closeAllEditors(page) {
     await runCommand(page, 'View: Close All Editors');
     await sleep(500);
 }
+
+/** Focuses the Quick Fix menu's row that contains `title` and applies it. */
+export async function chooseAction(page, title) {
+    const rows = page.locator('.action-widget .monaco-list-row');
+    const count = await rows.count();
+    for (let i = 0; i <= count; i += 1) {
+        const focused = page.locator('.action-widget .monaco-list-row.focused');
+        if ((await focused.count()) > 0 && (await textOf(focused.first())).includes(title)) {
+            await page.keyboard.press('Enter');
+            return;
+        }
+        await page.keyboard.press('ArrowDown');
+    }
+    fail(`could not focus the action "${title}" in the Quick Fix menu`);
+}

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
     activeEditor,
+    chooseAction,
     closeAllEditors,
     fail,
     goToLine,
@@ -75,21 +76,6 @@ async function quickFixMenu(page, line, token) {
         },
     );
     return (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
-}
-
-/** Focuses the Quick Fix menu's row that contains `title` and applies it. */
-async function chooseAction(page, title) {
-    const rows = page.locator('.action-widget .monaco-list-row');
-    const count = await rows.count();
-    for (let i = 0; i <= count; i += 1) {
-        const focused = page.locator('.action-widget .monaco-list-row.focused');
-        if ((await focused.count()) > 0 && (await textOf(focused.first())).includes(title)) {
-            await page.keyboard.press('Enter');
-            return;
-        }
-        await page.keyboard.press('ArrowDown');
-    }
-    fail(`could not focus the action "${title}" in the Quick Fix menu`);
 }
 
 async function toastsText(page) {

@@ -39,6 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+    chooseAction,
     closeAllEditors,
     fail,
     Failure,
@@ -469,21 +470,6 @@ async function basics(ctx) {
 
     // Bonus: a report view, when the extension has one (checked only if it is there).
     await checkReportView(page, extension);
-}
-
-/** Moves the Quick Fix menu's focus to the action whose title contains `title`; Enter. */
-async function chooseAction(page, title) {
-    const rows = page.locator('.action-widget .monaco-list-row');
-    const count = await rows.count();
-    for (let i = 0; i <= count; i += 1) {
-        const focused = page.locator('.action-widget .monaco-list-row.focused');
-        if ((await focused.count()) > 0 && (await textOf(focused.first())).includes(title)) {
-            await page.keyboard.press('Enter');
-            return;
-        }
-        await page.keyboard.press('ArrowDown');
-    }
-    fail(`could not focus the action "${title}" in the Quick Fix menu`);
 }
 
 async function checkReportView(page, extension) {
