@@ -72,5 +72,6 @@ class Sites:
         self.functions.clear()
         self.methods.clear()
         self.classes.clear()
+        self.class_of.clear()
         self.assigned.clear()
         self.targets.clear()

@@ -18,7 +18,7 @@ def sites_of(ctx: RuleContext) -> Sites:
 
 
 def mentions(ctx: RuleContext, pattern: re.Pattern[str]) -> bool:
-    """A cheap test on the file's text, so that files of no framework are not walked again."""
+    """A cheap test on the file's text, so that a rule skips files of no framework at once."""
     return pattern.search(ctx.facts.parsed.text) is not None
 
 

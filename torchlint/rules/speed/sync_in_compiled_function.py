@@ -86,7 +86,7 @@ def _events(scope: Scope, ctx: RuleContext) -> list[tuple[Event, str | None]]:
                 and callee.source is None
                 and id(callee) not in seen
                 and depth < _MAX_DEPTH
-                and not _disabled(callee, ctx)
+                and not _decorated_with(ctx, callee, _DISABLE)
             ):
                 seen.add(id(callee))
                 visit(callee, depth + 1)
@@ -101,9 +101,8 @@ def _compiled(ctx: RuleContext) -> list[tuple[Scope, str]]:
     instance of a module class of the file (its `forward`)."""
     found: list[tuple[Scope, str]] = []
     for scope in ctx.facts.scopes:
-        for frame in scope.decorators:
-            if type(frame.node) is cst.Decorator and _is_compile(ctx, frame.node.decorator):
-                found.append((scope, "`@torch.compile` compiles"))
+        if _decorated_with(ctx, scope, _COMPILE):
+            found.append((scope, "`@torch.compile` compiles"))
     for use in ctx.facts.watched_calls:
         call = use.node
         if use.qualname not in _COMPILE or type(call) is not cst.Call or not call.args:
@@ -134,17 +133,13 @@ def _compiled(ctx: RuleContext) -> list[tuple[Scope, str]]:
     return found
 
 
-def _is_compile(ctx: RuleContext, node: cst.BaseExpression) -> bool:
-    func = node.func if type(node) is cst.Call else node
-    return (ctx.facts.imports.qualify(func) or "") in _COMPILE
-
-
-def _disabled(scope: Scope, ctx: RuleContext) -> bool:
+def _decorated_with(ctx: RuleContext, scope: Scope, names: frozenset[str]) -> bool:
+    """Whether a decorator of `scope` is one of `names` (qualified), called or not."""
     for frame in scope.decorators:
         if type(frame.node) is cst.Decorator:
             expr = frame.node.decorator
             func = expr.func if type(expr) is cst.Call else expr
-            if (ctx.facts.imports.qualify(func) or "") in _DISABLE:
+            if (ctx.facts.imports.qualify(func) or "") in names:
                 return True
     return False
 
