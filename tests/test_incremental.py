@@ -189,6 +189,10 @@ TRICKY = {
     "unterminated string": "x = 1\ns = 'abc\ndef f():\n    pass\n",
     "unterminated triple quote": 'x = 1\ns = """abc\ndef f():\n    pass\n',
     "unclosed bracket": "x = (1,\ndef f():\n    pass\n",
+    # CPython is asked about the text from the failed block on: its row, and the lines its
+    # message names, must still be those of the whole text
+    "mismatched bracket late": "x = 1\n\ndef f():\n    pass\n\ny = (1,\n     2]\n",
+    "syntax error late": "x = 1\n\ndef f():\n    pass\n\nif x >\n    pass\n",
     "dangling decorator": "@decorator\n\nx = 1\n",
     "dangling else": "x = 1\nelse:\n    pass\n",
     "bad indentation": "def f():\n    x = 1\n  y = 2\nz = 3\n",

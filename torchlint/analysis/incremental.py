@@ -52,6 +52,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -107,7 +108,8 @@ class _Block:
 
 @dataclass(frozen=True)
 class _Split:
-    starts: list[int]  # offset of each block's first character; the first is 0
+    starts: list[int]  # offset of each block's first character; the first is 0 (read only:
+    # a split is remembered for the next caller with the same text)
     first_indented: int  # offset of the first indented line of code, -1 when there is none
     complete: bool = True  # False: a string is never closed, the scan stopped there
 
@@ -208,7 +210,7 @@ def _syntax_error(text: str, start: int) -> ParsedSource | ParseFailure:
     except RecursionError:  # `parse_source` has a message of its own for this one
         pass
     except Exception:
-        failure = _python_syntax_error(text)
+        failure = _python_syntax_error(text, start)
         if failure is not None:
             return failure
     return parse_source(text)
@@ -217,6 +219,9 @@ def _syntax_error(text: str, start: int) -> ParsedSource | ParseFailure:
 # --- splitting --------------------------------------------------------------------------------
 
 
+# The last few texts split: the language server asks again about the text it just parsed
+# (to blank out a block with a syntax error, `torchlint.lsp.partial`), and positions ask too.
+@lru_cache(maxsize=4)
 def _split(text: str) -> _Split:
     """Where the top-level blocks of `text` start.
 

@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -196,6 +197,9 @@ class PositionIndex:
         return True
 
 
+# Top-level blocks whose `ast` statements are remembered (a few hundred: one long file's).
+BLOCK_CACHE_SIZE = 512
+
 # --- aligning libcst with ast ---------------------------------------------------------------
 
 
@@ -252,13 +256,13 @@ class _Aligner:
             return None
         start = self._blocks[top]
         end = self._blocks[top + 1] if top + 1 < len(self._blocks) else len(self.parsed.text)
-        nodes = _parse(self.parsed.text[start:end])
+        nodes = _parse_block(self.parsed.text[start:end])
         if nodes is None or len(nodes) != count:
             return None
         self._row_base = bisect_right(self._line_starts, start) - 1
         if self._line_starts[self._row_base] != start:
             return None  # a block starts at the start of a line
-        return nodes
+        return list(nodes)
 
     def _module_statements(self, top: int, count: int) -> list[ast.stmt] | None:
         """The `ast` statements of the `top`-th top-level statement, from the whole module."""
@@ -368,6 +372,14 @@ class _Aligner:
             raise _Mismatch
         for decorator, a in zip(decorators, nodes, strict=True):
             self.at(decorator.decorator, a)
+
+
+@lru_cache(maxsize=BLOCK_CACHE_SIZE)
+def _parse_block(text: str) -> tuple[ast.stmt, ...] | None:
+    """`_parse` of one top-level block, remembered: while someone types, every block but one
+    is the text it was a keystroke ago (the trees are only read, never changed)."""
+    nodes = _parse(text)
+    return tuple(nodes) if nodes is not None else None
 
 
 def _parse(text: str) -> list[ast.stmt] | None:

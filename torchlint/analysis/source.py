@@ -156,6 +156,7 @@ def parse_source(text: str) -> ParsedSource | ParseFailure:
 
 
 _MAX_BRACKET_DEPTH = 200
+_LINE_NUMBER = re.compile(r"\bline (\d+)\b")  # in CPython's messages
 _BRACKETS = re.compile(r"[\[\](){}]")
 
 
@@ -180,17 +181,32 @@ def _first_line(message: str) -> str:
     return lines[0] if lines else ""
 
 
-def _python_syntax_error(text: str) -> ParseFailure | None:
+def _python_syntax_error(text: str, start: int = 0) -> ParseFailure | None:
     """CPython's own parser words syntax errors best and places them exactly; we ask it only
-    after libcst has failed, so the cost is paid on broken files alone."""
+    after libcst has failed, so the cost is paid on broken files alone.
+
+    `start`: the offset of a line where a top-level statement begins, every statement before
+    which is known to be valid; only the text from there on is compiled (CPython parses up to
+    its error, so an error near the end of a long file costs the whole file otherwise), and the
+    error is placed in the whole text."""
+    if start and "\0" in text:
+        start = 0  # CPython rejects the whole text for a NUL byte anywhere
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # `1()` and the like: the user's business, not ours
-            compile(text, "<torchlint>", "exec", dont_inherit=True, flags=0x400)  # PyCF_ONLY_AST
+            compile(text[start:], "<torchlint>", "exec", dont_inherit=True, flags=0x400)
     except SyntaxError as exc:
-        row = exc.lineno or 1
+        if start and exc.lineno is None:
+            return _python_syntax_error(text)
+        shift = text.count("\n", 0, start) if start else 0
+        row = (exc.lineno or 1) + shift
         column = exc.offset or 1
-        return ParseFailure(exc.msg, Location(max(row, 1), max(column, 1)))
+        message = exc.msg
+        if shift:  # "(detected at line 3)", "... on line 2": lines of the whole text
+            message = _LINE_NUMBER.sub(lambda found: f"line {int(found[1]) + shift}", message)
+        return ParseFailure(message, Location(max(row, 1), max(column, 1)))
     except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, deep nesting
+        if start:
+            return _python_syntax_error(text)
         return ParseFailure(str(exc) or type(exc).__name__, Location(1, 1))
     return None
