@@ -34,6 +34,7 @@ FOLDERS: dict[str, dict[str, Any] | None] = {
     "project": None,  # a pyproject.toml decides
     "project_and_client": {"select": ["TL2"]},  # the client's select replaces the project's
     "live": None,
+    "saved": None,  # its pyproject.toml changes between saves
     "bad": {"select": ["TL999", "TL301"], "severity": {"nope": "error"}, "run": "sometimes"},
     # Only a typo in `select`: linting goes on with the project's (here: the default) rules.
     # `origins` is what the VS Code extension adds: where each value was set.
@@ -166,6 +167,32 @@ async def test_run_on_save(client: RecordingClient, folders: dict[str, Path]) ->
     doc.save()
     assert await doc.diagnostics() == []
     assert [p.version for p in doc.publications()] == [1, 2]
+
+
+async def test_a_save_lints_again_only_what_changed(
+    client: RecordingClient, folders: dict[str, Path]
+) -> None:
+    doc = open_in(client, folders["saved"])
+    assert summary(await doc.diagnostics()) == [
+        ("TL204", types.DiagnosticSeverity.Warning),
+        ("TL301", types.DiagnosticSeverity.Warning),
+    ]
+    # A save of the text just linted, with the same configuration: nothing is analysed again
+    # (an editor that saves after each pause would otherwise double the work).
+    doc.save()
+    # Also an edit saved at once: the edit's lint is the only one.
+    doc.change(AMP_SOURCE + "# a comment\n")
+    doc.save()
+    await doc.diagnostics()
+    await asyncio.sleep(0.5)
+    assert [p.version for p in doc.publications()] == [1, 2]
+    # The project's configuration changed on disk: the next save lints with it.
+    (folders["saved"] / "pyproject.toml").write_text(
+        '[tool.torchlint]\nselect = ["TL204"]\n', encoding="utf-8"
+    )
+    doc.save()
+    assert summary(await doc.diagnostics(count=2)) == [("TL204", types.DiagnosticSeverity.Warning)]
+    assert [p.version for p in doc.publications()] == [1, 2, 2]
 
 
 async def test_did_change_configuration_relints(

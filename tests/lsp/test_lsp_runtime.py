@@ -341,8 +341,9 @@ async def test_failure_is_published_beside_the_static_diagnostics(
     assert message.message.startswith("overfit: stopped at the first step")
     assert "unsaved changes" in message.message
 
-    # A lint of the same version (here: after a save) keeps them; an edit drops them.
-    doc.save()
+    # A lint of the same version (here: after the settings changed) keeps them; an edit drops
+    # them.
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
     again = await doc.diagnostics(count=3)
     assert sorted(str(d.code) for d in again) == ["TL401", "TLR301"]
     doc.change(doc.text + "# another edit\n")

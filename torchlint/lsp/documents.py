@@ -98,6 +98,9 @@ class DocumentState:
     # The other project files its last analysis read (path -> content hash): a change to one
     # of them lints it again (`torchlint.workspace`).
     dependencies: dict[Path, str] = field(default_factory=dict)
+    # What the last analysis read: the document's version, the rules its configuration chose
+    # and the configuration's problem, if any. A save with the same ones lints nothing again.
+    linted: tuple[int | None, object, str | None] | None = None
 
     def current_diagnostics(self, version: int | None) -> list[types.Diagnostic] | None:
         """The published diagnostics if they belong to `version`, else None."""

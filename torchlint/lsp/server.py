@@ -433,9 +433,35 @@ class TorchlintServer(LanguageServer):
             self.republish(uri)
 
     def document_saved(self, uri: str) -> None:
-        self.schedule(uri, delay=0.0)
-        if uri in self.documents:
-            self.file_changed(file_path(uri), uri)
+        """A save: the documents that read the file are linted again; the file itself only if
+        its last lint is not of this text with this configuration (a save right after an edit
+        would otherwise analyse the same text twice, doubling the time to its diagnostics)."""
+        state = self.documents.get(uri)
+        if state is None:
+            return
+        self.spawn(self._lint_after_save(state, state.generation))
+        self.file_changed(file_path(uri), uri)
+
+    async def _lint_after_save(self, state: DocumentState, generation: int) -> None:
+        try:
+            await self.settings_ready.wait()
+            # After the lint in flight, if any: it may be the one of this very text.
+            async with state.lock:
+                if not self._current(state, generation):
+                    return  # superseded: a newer lint is on its way
+                version = self.workspace.get_text_document(state.uri).version
+                context = self.document_context(state.uri)
+                if state.linted is not None and state.linted[0] == version:
+                    selection, problem = await self.in_thread(self.selection_for, context)
+                    if state.linted == (version, selection, problem):
+                        return
+            if self._current(state, generation):
+                self.schedule(state.uri, delay=0.0)
+        except Exception:
+            self.log(
+                f"linting {state.uri} after its save failed:\n" + traceback.format_exc(),
+                types.MessageType.Error,
+            )
 
     def republish(self, uri: str) -> None:
         """Publish `uri` again after its runtime diagnostics changed: the lint's last
@@ -709,6 +735,7 @@ class TorchlintServer(LanguageServer):
         selection, problem = self.selection_for(context)
         outcome = LintOutcome([], warnings=[problem] if problem else [])
         if selection is None:
+            state.linted = (version, selection, problem)
             return outcome  # excluded by the project's configuration
         filename = str(context.path)
         # None for an untitled document, or with `--no-project` in lint.args: no project
@@ -768,6 +795,7 @@ class TorchlintServer(LanguageServer):
             encoding=encoding,
             severity_overrides=context.settings.severity,
         )
+        state.linted = (version, selection, problem)
         return outcome
 
     def _collect_errors(
