@@ -19,9 +19,9 @@ With `--stdio`, when the language server (`python -m torchlint.lsp`) is installe
 it also drives it over stdio with a minimal JSON-RPC client of its own: `didOpen`, then one
 `didChange` per edit (the whole text), timing each until the `publishDiagnostics` for that
 version arrives; a second run sends `didSave` right after each `didChange` (a save of a text
-just linted with the same configuration lints nothing again: about the same time). (The server lints an edit at once; the
-time a real editor adds is measured by the end-to-end test in VS Code, see `editor_scripts.py`
-and benchmarks/README.md.)
+just linted with the same configuration lints nothing again: about the same time). (The
+server lints an edit at once; the time a real editor adds is measured by the end-to-end test in
+VS Code, see `editor_scripts.py` and benchmarks/README.md.)
 
 Not a test: it only prints (a table, or JSON with `--json`).
 
