@@ -24,6 +24,11 @@ from lsprotocol import types
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 CLEAN = "x = 1\n"
+# What AMP_SOURCE gets with the default rules and severities.
+AMP_FINDINGS = [
+    ("TL204", types.DiagnosticSeverity.Warning),
+    ("TL301", types.DiagnosticSeverity.Warning),
+]
 
 FOLDERS: dict[str, dict[str, Any] | None] = {
     "select": {"select": ["TL301"]},
@@ -173,10 +178,7 @@ async def test_a_save_lints_again_only_what_changed(
     client: RecordingClient, folders: dict[str, Path]
 ) -> None:
     doc = open_in(client, folders["saved"])
-    assert summary(await doc.diagnostics()) == [
-        ("TL204", types.DiagnosticSeverity.Warning),
-        ("TL301", types.DiagnosticSeverity.Warning),
-    ]
+    assert summary(await doc.diagnostics()) == AMP_FINDINGS
     # A save of the text just linted, with the same configuration: nothing is analysed again
     # (an editor that saves after each pause would otherwise double the work).
     doc.save()
@@ -199,10 +201,7 @@ async def test_did_change_configuration_relints(
     client: RecordingClient, folders: dict[str, Path]
 ) -> None:
     doc = open_in(client, folders["live"])
-    assert summary(await doc.diagnostics()) == [
-        ("TL204", types.DiagnosticSeverity.Warning),
-        ("TL301", types.DiagnosticSeverity.Warning),
-    ]
+    assert summary(await doc.diagnostics()) == AMP_FINDINGS
     client.set_configuration(
         {"ignore": ["TL204"], "severity": {"TL301": "error"}},
         section="torchlint",
@@ -216,10 +215,7 @@ async def test_a_typo_in_select_is_named_once_and_linting_goes_on(
     client: RecordingClient, folders: dict[str, Path]
 ) -> None:
     doc = open_in(client, folders["typo"])
-    assert summary(await doc.diagnostics()) == [
-        ("TL204", types.DiagnosticSeverity.Warning),
-        ("TL301", types.DiagnosticSeverity.Warning),
-    ]
+    assert summary(await doc.diagnostics()) == AMP_FINDINGS
     # Two folders inherit the same user setting: named once per settings pull (one warning for
     # the pull), with the user settings as the place to fix it.
     shown = [m.message for m in client.messages if "TL998" in m.message]

@@ -14,6 +14,7 @@ from lsprotocol import types
 from torchlint.analysis.source import parse_source
 from torchlint.engine import Parser
 from torchlint.lsp.lenses import LensTargets
+from torchlint.selection import RuleSelection
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 INCREMENTAL_MODULE = "torchlint.analysis.incremental"
@@ -100,7 +101,7 @@ class DocumentState:
     dependencies: dict[Path, str] = field(default_factory=dict)
     # What the last analysis read: the document's version, the rules its configuration chose
     # and the configuration's problem, if any. A save with the same ones lints nothing again.
-    linted: tuple[int | None, object, str | None] | None = None
+    linted: tuple[int | None, RuleSelection | None, str | None] | None = None
 
     def current_diagnostics(self, version: int | None) -> list[types.Diagnostic] | None:
         """The published diagnostics if they belong to `version`, else None."""
