@@ -11,10 +11,10 @@ builds the module out of one libcst parse per top-level *block*, cached by the b
    `def` / `class` after a decorator. The blank and comment lines before such a line go with
    it, except those up to the last one indented like the body of the statement above: libcst
    gives those to that body (`IndentedBlock.footer`), so they stay with the block above.
-2. **Parse.** Each block is parsed on its own with `libcst.parse_module`, unless the cache holds
-   a module for the same text (the current blocks and a few recent ones). Two blocks with the
-   same text get two modules: a node never appears twice in one tree (the analysis keys its
-   tables by node identity).
+2. **Parse.** Each block is parsed on its own with `source.parse_module` (libcst's, without
+   its node checks), unless the cache holds a module for the same text (the current blocks and
+   a few recent ones). Two blocks with the same text get two modules: a node never appears
+   twice in one tree (the analysis keys its tables by node identity).
 3. **Combine.** One `libcst.Module` holds every block's statements; each block's header (and
    whatever lines libcst left in the footer of the block before) goes into its first
    statement's `leading_lines`, where a whole-file parse puts them; the first block's header
@@ -62,6 +62,7 @@ from torchlint.analysis.source import (
     ParseFailure,
     _python_syntax_error,
     _too_deeply_nested,
+    parse_module,
     parse_source,
 )
 
@@ -153,7 +154,7 @@ class IncrementalParser:
                 if piece != self._failed:
                     parsed += 1
                     try:
-                        block = _Block(cst.parse_module(piece))
+                        block = _Block(parse_module(piece))
                     except Exception:  # ParserSyntaxError, RecursionError, native errors
                         self._failed = piece
                 if block is None:
@@ -206,7 +207,7 @@ def _syntax_error(text: str, start: int) -> ParsedSource | ParseFailure:
     but only after parsing everything before it. When it does fail, `parse_source` would return
     CPython's message; when it does not (the split was wrong), the whole text is parsed."""
     try:
-        cst.parse_module(text[start:])
+        parse_module(text[start:])
     except RecursionError:  # `parse_source` has a message of its own for this one
         pass
     except Exception:

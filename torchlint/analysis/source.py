@@ -5,9 +5,12 @@ from __future__ import annotations
 import codecs
 import io
 import re
+import threading
 import tokenize
 import warnings
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -141,7 +144,7 @@ def parse_source(text: str) -> ParsedSource | ParseFailure:
             "too many nested parentheses", Location(1, 1)
         )
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text)
     except cst.ParserSyntaxError as exc:
         fallback = ParseFailure(
             _first_line(exc.message) or "invalid syntax",
@@ -153,6 +156,45 @@ def parse_source(text: str) -> ParsedSource | ParseFailure:
     except Exception as exc:  # libcst's native parser can raise other errors on odd input
         return _python_syntax_error(text) or ParseFailure(f"cannot parse: {exc}", Location(1, 1))
     return ParsedSource(text, module, LineIndex(text))
+
+
+def parse_module(text: str) -> cst.Module:
+    """`libcst.parse_module`, without libcst's checks of every node it builds.
+
+    Each libcst node checks its fields when it is constructed (`CSTNode.__post_init__` calls
+    `_validate`: balanced parentheses, required whitespace, ...). That guards trees built by
+    hand; a tree the native parser built from text is valid by construction, and the checks
+    cost about a fifth of a parse. So they are switched off while the parser builds, and back
+    on for everything else (the nodes a fix builds are still checked). Raises what
+    `libcst.parse_module` raises."""
+    with _unchecked_nodes():
+        return cst.parse_module(text)
+
+
+_CHECK_NODE = cst.CSTNode.__post_init__
+_unchecked_lock = threading.Lock()
+_unchecked_parses = 0  # parses under way, in any thread
+
+
+def _skip_node_check(self: cst.CSTNode) -> None:
+    pass
+
+
+@contextmanager
+def _unchecked_nodes() -> Iterator[None]:
+    """Node checks off while at least one thread parses (the language server lints on a
+    pool); always restored to libcst's own method, even when a parse raises."""
+    global _unchecked_parses
+    with _unchecked_lock:
+        _unchecked_parses += 1
+        cst.CSTNode.__post_init__ = _skip_node_check  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        with _unchecked_lock:
+            _unchecked_parses -= 1
+            if _unchecked_parses == 0:
+                cst.CSTNode.__post_init__ = _CHECK_NODE  # type: ignore[method-assign]
 
 
 _MAX_BRACKET_DEPTH = 200
