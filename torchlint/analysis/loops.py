@@ -24,13 +24,14 @@ from torchlint.analysis.model import (
     WithKind,
 )
 from torchlint.analysis.names import rebind, strip_module_wrapper
+from torchlint.analysis.record import record
 from torchlint.analysis.resolve import Roles, call_binding
 
 MAX_CALL_DEPTH = 5
 MAX_EVENTS_PER_LOOP = 20_000
 
 
-@dataclass(frozen=True, eq=False)
+@record()
 class IterEvent:
     """One event as it happens during an iteration of a particular loop."""
 

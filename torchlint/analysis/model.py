@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.record import record
+
 if TYPE_CHECKING:
     from torchlint.analysis.names import ImportTable
     from torchlint.analysis.protocol import Origin
@@ -115,7 +117,7 @@ class WithFrame:
     autocast_device: str | None = None  # "cuda", "cpu", ... or None when not stated
 
 
-@dataclass(frozen=True, eq=False)
+@record()
 class CallFrame:
     """Marks where an expanded callee's events were entered from."""
 

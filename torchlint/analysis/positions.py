@@ -31,6 +31,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from torchlint.analysis.incremental import complete_block_starts
+from torchlint.analysis.record import record
 from torchlint.analysis.source import ParsedSource
 from torchlint.diagnostics import Location
 
@@ -41,7 +42,7 @@ class Span:
     end: Location
 
 
-@dataclass(frozen=True)
+@record(slots=True)
 class Anchor:
     node: cst.CSTNode
     indents: tuple[str, ...]

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from torchlint.analysis.names import dotted
+from torchlint.analysis.record import record
 
 _SEQUENCES = frozenset((cst.Tuple, cst.List))
 
 
-@dataclass(frozen=True, eq=False)
+@record()
 class Branch:
     """One side of an `if`: 0 is the body, 1 the `else` (or the `elif` chain)."""
 
@@ -22,7 +23,7 @@ class Branch:
     branch: int
 
 
-@dataclass(frozen=True, eq=False)
+@record()
 class CallSite:
     call: cst.Call
     callee: str | None  # the callee as written, dotted (`dist.all_reduce`, `self.evaluate`)

@@ -20,7 +20,7 @@ import builtins
 import enum
 import re
 import weakref
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Protocol
 
 import libcst as cst
@@ -40,6 +40,7 @@ from torchlint.analysis.names import (
     looks_like_model,
     root_name,
 )
+from torchlint.analysis.record import record
 
 # Methods whose result is a Python value or a CPU copy, not a device tensor.
 PY_VALUE_METHODS = {"item", "tolist", "numpy", "cpu", "size", "dim", "numel", "ndimension"}
@@ -113,7 +114,7 @@ class What(enum.Enum):
     REF = "ref"  # not known yet: see `Ref`; `flow.Flow` resolves it
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@record(slots=True)
 class Ref:
     """A value the walk cannot know where it reads it:
 
@@ -133,7 +134,7 @@ class Ref:
     kwargs: tuple[tuple[str, Value], ...] = ()
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@record(slots=True)
 class Value:
     what: What = What.UNKNOWN
     # --- tensors (all False / None when unknown) ------------------------------------------

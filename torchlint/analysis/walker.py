@@ -89,7 +89,7 @@ class Walker:
         self.values = Values(self)
         self.loop_assigned: list[set[str]] = []  # names assigned so far in each open loop
         self.loop_guards: list[list[GuardFrame]] = []  # the guards of each open loop
-        self.indents: list[str] = []
+        self.indents: tuple[str, ...] = ()  # a tuple, shared by the anchors inside a block
         self.condition_texts: dict[int, str] = {}  # id of a test (the tree outlives us) -> text
         self.anchors = self.facts.anchors
         self.anchor: Anchor | None = None
@@ -170,7 +170,7 @@ class Walker:
         return grad_disabled(self.frames)
 
     def anchor_at(self, node: cst.CSTNode) -> None:
-        self.anchor = Anchor(node, tuple(self.indents), self.top)
+        self.anchor = Anchor(node, self.indents, self.top)
         self.anchors[id(node)] = self.anchor
 
     def stmt(self, node: cst.CSTNode) -> None:
@@ -222,11 +222,11 @@ class Walker:
     def block(self, suite: cst.BaseSuite) -> None:
         depth = len(self.frames)
         if type(suite) is cst.IndentedBlock:
-            self.indents.append(
-                suite.indent if suite.indent is not None else self.module.default_indent
-            )
+            outer = self.indents
+            indent = suite.indent if suite.indent is not None else self.module.default_indent
+            self.indents = (*outer, indent)
             self.statements(suite.body)
-            self.indents.pop()
+            self.indents = outer
         elif type(suite) is cst.SimpleStatementSuite:
             for small in suite.body:
                 self.small(small)
@@ -241,7 +241,7 @@ class Walker:
                 self.top = index
             if type(stmt) is not cst.SimpleStatementLine:
                 # compound statements: their rows come from `ast` (see positions.py)
-                self.anchors[id(stmt)] = Anchor(stmt, tuple(self.indents), self.top)
+                self.anchors[id(stmt)] = Anchor(stmt, self.indents, self.top)
             self.stmt(stmt)
             if type(stmt) is cst.If and stmt.orelse is None and _ends_with_exit(stmt.body):
                 # `if cond: continue` / `if not should_log: return` -- what follows runs only

@@ -10,12 +10,12 @@ from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import is_literal, keyword, positional
 from torchlint.rules.base import Rule, RuleContext
-from torchlint.rules.distributed.sites import CallSite, Sites, last, mentions, sites_of
+from torchlint.rules.distributed.sites import CallSite, Sites, TextGate, last, mentions, sites_of
 
 _LOADERS = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
 _SAMPLER_CLASS = re.compile(r"\w*Sampler")
 _RELEVANT = re.compile(r"shuffle\s*=\s*True|,\s*True\s*,")
-_SAMPLER_TEXT = re.compile(r"[Ss]ampler")
+_SAMPLER_TEXT = TextGate(("Sampler", "sampler"))
 _BATCH_EXCLUSIVE = "batch_size, shuffle, sampler, and drop_last"
 
 

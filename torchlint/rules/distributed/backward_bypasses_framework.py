@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-from torchlint.rules.distributed.sites import CallSite, Sites, last, mentions, sites_of
+from torchlint.rules.distributed.sites import CallSite, Sites, TextGate, last, mentions, sites_of
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ _DEEPSPEED_SKIPS = (
     "the fp16 loss scaling, the gradient accumulation boundaries and ZeRO's gradient "
     "partitioning (the engine's `step()` then updates from gradients it never reduced)"
 )
-_RELEVANT = re.compile(r"accelerate|fabric|deepspeed")
+_RELEVANT = TextGate(("accelerate", "fabric", "deepspeed"))
 _PLAIN_BACKWARD = re.compile(r"\.backward\(\s*\)")
 
 

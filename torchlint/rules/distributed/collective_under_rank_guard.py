@@ -11,7 +11,15 @@ import libcst as cst
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.distributed.ranks import MAIN, reached_by
-from torchlint.rules.distributed.sites import CallSite, Sites, last, mentions, receiver, sites_of
+from torchlint.rules.distributed.sites import (
+    CallSite,
+    Sites,
+    TextGate,
+    last,
+    mentions,
+    receiver,
+    sites_of,
+)
 
 # torch.distributed's collectives, with the position of their `group` argument: a collective
 # over a subgroup is meant to be called by that group's ranks only.
@@ -31,11 +39,13 @@ _FRAMEWORK_COLLECTIVES = {
 _FRAMEWORK_OBJECTS = re.compile(r"accelerator|fabric|strategy")
 _BARRIERS = {"barrier", "monitored_barrier", "wait_for_everyone"}
 # A file is walked only when it names a collective and a rank test.
-_RELEVANT = re.compile(
-    r"all_reduce|all_gather|broadcast|barrier|wait_for_everyone|gather|reduce_scatter|"
-    r"\breduce\(|scatter|all_to_all"
+_COLLECTIVES = TextGate(
+    ("gather", "scatter", "all_reduce", "broadcast", "barrier", "wait_for_everyone", "all_to_all")
+)  # `gather` also finds `all_gather`, `scatter` finds `reduce_scatter`
+_REDUCE = TextGate(("reduce(",), re.compile(r"\breduce\("))
+_RANK_TEXT = TextGate(
+    ("rank", "main_process", "is_master", "is_main", "global_zero", "master_process")
 )
-_RANK_TEXT = re.compile(r"rank|main_process|is_master|is_main|global_zero|master_process")
 
 
 @dataclass(frozen=True)
@@ -57,7 +67,8 @@ class CollectiveUnderRankGuard(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        if not mentions(ctx, _RELEVANT) or not mentions(ctx, _RANK_TEXT):
+        relevant = mentions(ctx, _COLLECTIVES) or mentions(ctx, _REDUCE)
+        if not relevant or not mentions(ctx, _RANK_TEXT):
             return
         sites = sites_of(ctx)
         runs = self._functions_running_collectives(ctx, sites)

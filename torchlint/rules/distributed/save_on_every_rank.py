@@ -8,7 +8,7 @@ import re
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.distributed.ranks import reached_by
-from torchlint.rules.distributed.sites import CallSite, Sites, mentions, sites_of
+from torchlint.rules.distributed.sites import CallSite, Sites, TextGate, mentions, sites_of
 
 _SAVES = {"torch.save", "torch.serialization.save"}
 # What makes the function's processes the ranks of one job.
@@ -22,8 +22,8 @@ _DISTRIBUTED_SETUP = {
 # A test or a path that already tells the ranks apart (a per-rank file is meant to be written
 # by every rank: `f"shard_{rank}.pt"`).
 _PER_RANK = re.compile(r"rank|main|master|zero|process_index|local_process|is_global", re.I)
-_SAVE_TEXT = re.compile(r"\bsave\(")
-_RELEVANT = re.compile(r"init_process_group|DistributedDataParallel|FullyShardedDataParallel")
+_SAVE_TEXT = TextGate(("save(",), re.compile(r"\bsave\("))
+_RELEVANT = TextGate(("init_process_group", "DistributedDataParallel", "FullyShardedDataParallel"))
 
 
 class SaveOnEveryRank(Rule):
