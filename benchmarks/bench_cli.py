@@ -28,6 +28,7 @@ and the CPU time of the best run. Not a test: it only prints (a table, or JSON w
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -47,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import describe
 from make_corpus import DEFAULT_COUNT, DEFAULT_SEED, generate
 
+HERE = Path(__file__).resolve().parent
 CACHE_DIR = ".torchlint_cache"
 FINDING = re.compile(r"^\S.*:\d+:\d+: TL\d{3} ")
 
@@ -231,6 +233,14 @@ def print_table(result: dict[str, Any], title: str = "torchlint check, end to en
         print(f"project-mode cost ({label} / --no-project): {whole / alone:>10.2f}x")
 
 
+def compile_bytecode() -> None:
+    """Compile torchlint's modules before timing its start, as pip does when it installs a
+    package: an editable install is not compiled, and where PYTHONDONTWRITEBYTECODE is set (CI
+    machines, this sandbox) every timed start would compile the whole package again, which no
+    installed copy does (about 0.1 s of CPU per start)."""
+    compileall.compile_dir(str(HERE.parent / "torchlint"), quiet=1)
+
+
 def prepare_corpus(work: Path, folder: Path | None, count: int, seed: int) -> str:
     """Put the files to check in `work`: a generated corpus, or a copy of `folder` (so that the
     cache a benchmark writes never lands in it). Returns where they came from, for the report."""
@@ -394,6 +404,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.helpers < 1 or args.scripts < 1:
         parser.error("--helpers and --scripts must be at least 1")
 
+    compile_bytecode()
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="torchlint-bench-cli-") as tmp:
         work = Path(tmp) / "corpus"

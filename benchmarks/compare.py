@@ -18,8 +18,9 @@ Every command runs as a subprocess (wall clock, `time.perf_counter`; CPU of the 
 the processes it started, `RUSAGE_CHILDREN`). The rows run round-robin `--repeat` times and the
 best wall time counts, except that a row whose first run took over `--slow` seconds runs once
 (TorchFix and Fixit take a minute per run). Each tool's output is checked: it must say (or be
-shown) that it looked at every file, and its findings are counted. Not a test: it only prints a
-table, or JSON with `--json`.
+shown) that it looked at every file, and its findings are counted. torchlint's modules are
+compiled to bytecode first, as an installed copy's are (see `bench_cli.compile_bytecode`). Not a
+test: it only prints a table, or JSON with `--json`.
 
     python benchmarks/compare.py [FOLDER] [--repeat 3] [--slow 20] [--serial-peers] [--json]
 """
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import CACHE_DIR, children_cpu, count_lines, prepare_corpus
+from bench_cli import CACHE_DIR, children_cpu, compile_bytecode, count_lines, prepare_corpus
 from machine import describe, package_version
 from make_corpus import DEFAULT_COUNT, DEFAULT_SEED
 
@@ -399,7 +400,7 @@ def torchlint_rules(folder: Path) -> str:
         check=False,
         env=clean_env(),
     )
-    match = re.search(r"rules: ([A-Z0-9,]+)\)", done.stderr)
+    match = re.search(r"rules: ([A-Z0-9,]+)[;)]", done.stderr)  # `; project: ...)` may follow
     return match.group(1) if match else "?"
 
 
@@ -540,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
 
+    compile_bytecode()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="torchlint-compare-") as tmp:
         work = Path(tmp) / "corpus"
