@@ -8,6 +8,7 @@ import pytest
 
 from torchlint.engine import analyze
 from torchlint.fixer import fix_text
+from torchlint.rules.amp.unused_import import _word_count
 from torchlint.selection import RuleSelection
 
 TL204 = RuleSelection(select=("TL204",))
@@ -113,3 +114,17 @@ def test_import_kept_while_another_reference_remains() -> None:
         "import torch\nfrom torch.cuda.amp import autocast\n\nctx = autocast\n"
         'with torch.amp.autocast("cuda"):\n    pass\n'
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("from torch.cuda import amp\nwith amp.autocast():\n    amp_scale = 1\n", 2),
+        ("import torch\nx = torch.amp\ny = camp + amp_\n", 0),  # attribute, longer names
+        ("amp", 1),  # at the very start and the very end of the text
+        ("é_amp = 1\nampère = 2\n(amp)\n", 1),  # a word character before it, Unicode too
+        ("x.amp\n# amp in a comment\n'amp'\n", 2),  # comments and strings are words too
+    ],
+)
+def test_references_count_the_name_as_a_word(text: str, count: int) -> None:
+    assert _word_count(text, "amp") == count
