@@ -13,7 +13,7 @@ $(BIN)/python:
 # Stamp files record what is installed, so repeated runs skip the installer.
 # pip compiles the bytecode of what it installs, but not of an editable install's source; with
 # PYTHONDONTWRITEBYTECODE set (as on CI machines) every start would compile torchlint's hundred
-# modules again (about 0.2 s), so compile them once here. Python still checks each file's mtime.
+# modules again (about 0.1 s of CPU), so compile them once here. Python still checks each file's mtime.
 $(VENV)/.installed-runtime: pyproject.toml constraints.txt | $(BIN)/python
 	$(PIP) -e ".[runtime]"
 	$(BIN)/python -m compileall -q torchlint

@@ -8,7 +8,7 @@ import pytest
 
 from torchlint.engine import analyze
 from torchlint.fixer import fix_text
-from torchlint.rules.amp.unused_import import _word_count
+from torchlint.rules.text import word_count
 from torchlint.selection import RuleSelection
 
 TL204 = RuleSelection(select=("TL204",))
@@ -127,4 +127,4 @@ def test_import_kept_while_another_reference_remains() -> None:
     ],
 )
 def test_references_count_the_name_as_a_word(text: str, count: int) -> None:
-    assert _word_count(text, "amp") == count
+    assert word_count(text, "amp") == count

@@ -25,5 +25,5 @@ if TYPE_CHECKING:
 else:
 
     def record(*, slots=False):
-        """`slots=False` for records with a `cached_property` (it needs an instance dict)."""
+        """`slots=True` where nothing needs an instance dict (a `cached_property` does)."""
         return dataclass(eq=False, slots=slots)

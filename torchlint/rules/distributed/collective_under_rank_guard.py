@@ -42,7 +42,7 @@ _BARRIERS = {"barrier", "monitored_barrier", "wait_for_everyone"}
 _COLLECTIVES = TextGate(
     ("gather", "scatter", "all_reduce", "broadcast", "barrier", "wait_for_everyone", "all_to_all")
 )  # `gather` also finds `all_gather`, `scatter` finds `reduce_scatter`
-_REDUCE = TextGate(("reduce(",), re.compile(r"\breduce\("))
+_REDUCE = TextGate(("reduce(",), word_start=True)
 _RANK_TEXT = TextGate(
     ("rank", "main_process", "is_master", "is_main", "global_zero", "master_process")
 )

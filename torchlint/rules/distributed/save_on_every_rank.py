@@ -22,7 +22,7 @@ _DISTRIBUTED_SETUP = {
 # A test or a path that already tells the ranks apart (a per-rank file is meant to be written
 # by every rank: `f"shard_{rank}.pt"`).
 _PER_RANK = re.compile(r"rank|main|master|zero|process_index|local_process|is_global", re.I)
-_SAVE_TEXT = TextGate(("save(",), re.compile(r"\bsave\("))
+_SAVE_TEXT = TextGate(("save(",), word_start=True)
 _RELEVANT = TextGate(("init_process_group", "DistributedDataParallel", "FullyShardedDataParallel"))
 
 

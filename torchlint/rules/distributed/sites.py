@@ -5,10 +5,10 @@ helpers on callee names."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from torchlint.analysis.sites import Branch, CallSite, Sites
 from torchlint.rules.base import RuleContext
+from torchlint.rules.text import TextGate
 
 __all__ = ["Branch", "CallSite", "Sites", "TextGate", "last", "mentions", "receiver", "sites_of"]
 
@@ -16,21 +16,6 @@ __all__ = ["Branch", "CallSite", "Sites", "TextGate", "last", "mentions", "recei
 def sites_of(ctx: RuleContext) -> Sites:
     """The module's call sites, as the walker recorded them."""
     return ctx.facts.sites
-
-
-@dataclass(frozen=True)
-class TextGate:
-    """What a file's text must contain before a rule looks further: one of `words`, and then,
-    when given, a match of `pattern`. Substring tests are far cheaper than a regex alternation
-    of the same words (Python's `re` tries each alternative at every position of the text)."""
-
-    words: tuple[str, ...]
-    pattern: re.Pattern[str] | None = None
-
-    def admits(self, text: str) -> bool:
-        if not any(word in text for word in self.words):
-            return False
-        return self.pattern is None or self.pattern.search(text) is not None
 
 
 def mentions(ctx: RuleContext, gate: re.Pattern[str] | TextGate) -> bool:
