@@ -435,6 +435,12 @@ def versions(rows: list[Row]) -> dict[str, str]:
     return found
 
 
+def spread_pct(walls: list[float]) -> float:
+    """How far the slowest run lies above the best, in per cent of the best (0 for one run)."""
+    best = min(walls)
+    return round(100.0 * (max(walls) - best) / best, 1) if best > 0 else 0.0
+
+
 def report(
     rows: list[Row],
     files: int,
@@ -462,6 +468,7 @@ def report(
             "label": row.label,
             "best_wall_s": round(best.wall, 3),
             "median_wall_s": round(statistics.median(o.wall for o in row.outcomes), 3),
+            "spread_pct": spread_pct([o.wall for o in row.outcomes]),
             "cpu_s_of_best": round(best.cpu, 3),
             "runs": len(row.outcomes),
             "files_per_s": round(files / best.wall, 1),
@@ -500,12 +507,13 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"torchlint rules: {result['torchlint_rules']}")
     print(
         f"best of {result['repeat']} runs (rows over {result['slow_s']:g} s: 1 run); "
-        "x floor = time / libcst parse-only; vs j1 = speed relative to torchlint --jobs 1"
+        "x floor = time / libcst parse-only; vs j1 = speed relative to torchlint --jobs 1; "
+        "spread = slowest run over the best, so a ratio is only as good as both rows' spread"
     )
     print()
     header = (
         f"{'tool / mode':<46} {'wall s':>8} {'cpu s':>8} {'files/s':>9} {'x floor':>8} "
-        f"{'vs j1':>7} {'files':>6} {'findings':>9} {'runs':>5}"
+        f"{'vs j1':>7} {'files':>6} {'findings':>9} {'runs':>5} {'spread':>7}"
     )
     print(header)
     print("-" * len(header))
@@ -515,7 +523,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"{row['label']:<46} {row['best_wall_s']:>8.3f} {row['cpu_s_of_best']:>8.3f} "
             f"{row['files_per_s']:>9.1f} {row['time_over_parse_floor']:>8.2f} "
-            f"{row['speed_vs_torchlint_j1']:>7.2f} {checked:>6} {findings:>9} {row['runs']:>5}"
+            f"{row['speed_vs_torchlint_j1']:>7.2f} {checked:>6} {findings:>9} {row['runs']:>5} "
+            f"{row['spread_pct']:>6.1f}%"
         )
     if result["notes"]:
         print()
