@@ -174,6 +174,15 @@ def test_deep_nesting_does_not_raise() -> None:
         ("step < resume_step", True, GuardKind.CONFIG),
         ("i >= len(loader) - 1", False, GuardKind.PERIODIC),
         ("not args.distributed", False, GuardKind.CONFIG),
+        # a rank named inside a comprehension, a lambda or an f-string, read from its parts
+        ("all([r for r in ranks if r == local_rank])", False, GuardKind.RANK),
+        ("any(x for x in xs if x)", False, GuardKind.OTHER),
+        ("any({k: v for k, v in d.items() if k != rank})", False, GuardKind.RANK),
+        ("check(lambda world_rank=0: world_rank)", False, GuardKind.RANK),
+        ("check(lambda x: x + 1)", False, GuardKind.OTHER),
+        ('check(f"node {is_main_process()}")', False, GuardKind.RANK),
+        ('check(f"rank {x:>4}")', False, GuardKind.RANK),
+        ('check(f"step {x:>4}")', False, GuardKind.OTHER),
     ],
 )
 def test_guard_classification(test: str, negated: bool, kind: GuardKind) -> None:

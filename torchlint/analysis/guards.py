@@ -137,14 +137,14 @@ def _mentions_rank(node: cst.BaseExpression) -> bool:
     while stack:
         current = stack.pop()
         kind = type(current)
-        if kind is cst.Name or kind is cst.SimpleString:
+        if kind is cst.Name or kind is cst.SimpleString or kind is cst.FormattedStringText:
             if search(current.value):  # type: ignore[attr-defined]
                 return True
         elif kind is cst.Attribute:
             if search(current.attr.value):  # type: ignore[attr-defined]
                 return True
             stack.append(current.value)  # type: ignore[attr-defined]
-        elif kind is cst.Integer or kind is cst.Float:
+        elif kind is cst.Integer or kind is cst.Float or kind is cst.Ellipsis:
             continue
         else:
             children = _RANK_CHILDREN.get(kind)
@@ -189,7 +189,36 @@ _RANK_CHILDREN: dict[type, Callable[[Any], Iterable[cst.CSTNode]]] = {
     cst.StarredElement: lambda n: (n.value,),
     cst.Await: lambda n: (n.expression,),
     cst.NamedExpr: lambda n: (n.target, n.value),
+    # Comprehensions, lambdas and f-strings by their parts: generating their code costs more.
+    cst.ListComp: lambda n: (n.elt, n.for_in),
+    cst.SetComp: lambda n: (n.elt, n.for_in),
+    cst.GeneratorExp: lambda n: (n.elt, n.for_in),
+    cst.DictComp: lambda n: (n.key, n.value, n.for_in),
+    cst.CompFor: lambda n: (
+        n.target,
+        n.iter,
+        *(c.test for c in n.ifs),
+        *((n.inner_for_in,) if n.inner_for_in is not None else ()),
+    ),
+    cst.Lambda: lambda n: (*_parameter_parts(n.params), n.body),
+    cst.FormattedString: lambda n: n.parts,
+    cst.FormattedStringExpression: lambda n: (
+        n.expression,
+        *(n.format_spec if n.format_spec is not None else ()),
+    ),
 }
+
+
+def _parameter_parts(params: cst.Parameters) -> Iterable[cst.CSTNode]:
+    """The names and defaults of a lambda's parameters."""
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for extra in (params.star_arg, params.star_kwarg):
+        if isinstance(extra, cst.Param):
+            every.append(extra)
+    for param in every:
+        yield param.name
+        if param.default is not None:
+            yield param.default
 
 
 def decided(test: cst.BaseExpression, consts: dict[str, object]) -> bool | None:

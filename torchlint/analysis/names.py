@@ -145,7 +145,54 @@ def _arg_text(arg: cst.Arg) -> str:
 def _slice_text(slice_: cst.BaseSlice) -> str:
     if type(slice_) is cst.Index:
         return expr_text(slice_.value)
+    if type(slice_) is cst.Slice:
+        text = _simple_slice_text(slice_)
+        if text is not None:
+            return text
     return _EMPTY_MODULE.code_for_node(slice_).strip()
+
+
+def _simple_slice_text(slice_: cst.Slice) -> str | None:
+    """`:`, `1:-1`, `::step`, as libcst would write them, without generating code (most
+    slices are of names and numbers); None for anything else."""
+    parts = [_bound_text(slice_.lower), _colon_text(slice_.first_colon), _bound_text(slice_.upper)]
+    second = slice_.second_colon
+    if type(second) is cst.Colon:
+        parts.append(_colon_text(second))
+    elif slice_.step is not None:
+        parts.append(":")
+    parts.append(_bound_text(slice_.step))
+    if None in parts:
+        return None
+    return "".join(parts).strip()  # type: ignore[arg-type]
+
+
+def _colon_text(colon: cst.Colon) -> str | None:
+    before, after = colon.whitespace_before, colon.whitespace_after
+    if type(before) is not cst.SimpleWhitespace or type(after) is not cst.SimpleWhitespace:
+        return None
+    return f"{before.value}:{after.value}"
+
+
+def _bound_text(node: cst.BaseExpression | None) -> str | None:
+    """A slice bound written plainly (`i`, `10`, `-1`), else None; `""` for a missing one."""
+    if node is None:
+        return ""
+    if node.lpar or node.rpar:
+        return None
+    kind = type(node)
+    if kind is _NAME or kind is cst.Integer:
+        return node.value  # type: ignore[attr-defined,no-any-return]
+    if (
+        kind is cst.UnaryOperation
+        and type(node.operator) is cst.Minus  # type: ignore[attr-defined]
+        and type(node.operator.whitespace_after) is cst.SimpleWhitespace  # type: ignore[attr-defined]
+        and not node.operator.whitespace_after.value  # type: ignore[attr-defined]
+    ):
+        inner = node.expression  # type: ignore[attr-defined]
+        if type(inner) is cst.Integer and not inner.lpar and not inner.rpar:
+            return f"-{inner.value}"
+    return None
 
 
 def root_name(node: cst.BaseExpression) -> str | None:

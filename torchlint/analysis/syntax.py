@@ -47,6 +47,11 @@ def literal(node: cst.BaseExpression | None) -> object:
     """The value of a literal argument or default (`"none"`, `0`, `True`, `None`), else
     NOT_A_LITERAL."""
     if type(node) is cst.SimpleString:
+        text = node.value
+        quote = text[0]
+        # `"none"`: a plain string needs no `ast.literal_eval` (most literal arguments are one)
+        if (quote == '"' or quote == "'") and text[1:2] != quote and "\\" not in text:
+            return text[1:-1]
         try:
             return node.evaluated_value
         except Exception:

@@ -83,6 +83,7 @@ class Walker:
         # For classifying guards: flags assigned a condition in the current scope, and what the
         # module's one-line predicates (`Class.method` for methods) return.
         self.flags: dict[str, cst.BaseExpression] = {}
+        self.flag_calls: dict[int, bool] = {}  # id of an assigned call -> whether a flag
         self.predicates: dict[str, cst.BaseExpression] = {}
         self.class_bases: dict[str, tuple[str, ...]] = {}  # top-level classes, as written
         self.top_names = self._prescan(parsed.module)
@@ -570,11 +571,10 @@ class Walker:
             first = value.elements[0].value
             if type(first) is cst.Call:
                 self.recognise.constructed(text, first)
-        if type(value) in _CONDITIONS or (
-            type(value) is cst.Call
-            and classify_guard(value, False, self.definition) is not GuardKind.OTHER
-        ):
-            self.flags[text] = value  # `log_now = step % log_every == 0`, `= should_log(step)`
+        if type(value) in _CONDITIONS or type(value) is cst.Call:
+            # `log_now = step % log_every == 0`, `= should_log(step)`; whether a call's result
+            # is a flag is asked only when a condition reads it (see `definition`)
+            self.flags[text] = value
         else:
             self.flags.pop(text, None)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
@@ -675,7 +675,10 @@ class Walker:
         function of this module returns (`def should_log(step): return step % n == 0`)."""
         if type(node) is not cst.Call:
             text = dotted(node)
-            return self.flags.get(text) if text is not None else None
+            flag = self.flags.get(text) if text is not None else None
+            if type(flag) is cst.Call and not self._flag_call(flag):
+                return None
+            return flag
         name = dotted(node.func)
         if name is None:
             return None
@@ -684,6 +687,17 @@ class Walker:
         else:
             found = self.predicates.get(name)
         return found
+
+    def _flag_call(self, call: cst.Call) -> bool:
+        """Whether a call whose result was assigned to a name makes that name a flag
+        (`log_now = should_log(step)`), decided once per call."""
+        key = id(call)
+        known = self.flag_calls.get(key)
+        if known is None:
+            self.flag_calls[key] = False  # a predicate that reads the flag itself: not one
+            known = classify_guard(call, False, self.definition) is not GuardKind.OTHER
+            self.flag_calls[key] = known
+        return known
 
     def defines(self, name: str) -> bool:
         """Whether `name` is a function or class this module (or an enclosing function)
