@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import io
 import json
 import os
@@ -340,7 +339,6 @@ def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRu
     if workers > 1:
         outcomes = analyze_all(tasks, workers)
     else:  # here, where an unexpected exception ends the run like any other
-        gc.freeze()  # start-up's objects are never garbage: no full collection walks them
         outcomes = [_analyze_here(task, run) for task in tasks]
     for job, outcome in zip(pending, outcomes, strict=True):
         for message in outcome.errors:
