@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from rich.console import Console
+from rich.text import Text
 
 from torchlint.diagnostics import Diagnostic
 from torchlint.discovery import display_path
@@ -98,6 +99,13 @@ def make_console(stream: TextIO) -> Console:
     )
 
 
+def print_lines(console: Console, lines: Sequence[Text | str]) -> None:
+    """`lines`, one per line, in one `print`: rich measures the terminal and writes to the
+    stream once per call, which for a few hundred findings cost more than rendering them."""
+    if lines:
+        console.print(*lines, sep="\n")
+
+
 def render(report: Report, output_format: OutputFormat, stream: TextIO) -> None:
     if output_format == "json":
         from torchlint.report.json_format import render_json
@@ -146,6 +154,7 @@ __all__ = [
     "OutputFormat",
     "Report",
     "plural",
+    "print_lines",
     "render",
     "render_statistics",
     "summary_lines",

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.report import Report, summary_lines
+from torchlint.report import Report, print_lines, summary_lines
 
 PATH_STYLE = "bold"
 CODE_STYLE = "bold red"
@@ -33,7 +33,6 @@ def one_line(message: str) -> str:
 
 
 def render_concise(report: Report, console: Console) -> None:
-    for diagnostic in report.diagnostics:
-        console.print(header(report, diagnostic))
-    for line in summary_lines(report):
-        console.print(line)
+    lines: list[Text | str] = [header(report, diagnostic) for diagnostic in report.diagnostics]
+    lines.extend(summary_lines(report))
+    print_lines(console, lines)

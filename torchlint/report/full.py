@@ -12,7 +12,7 @@ from rich.text import Text
 from torchlint.analysis.source import LineIndex
 from torchlint.diagnostics import Diagnostic, Location
 from torchlint.discovery import display_path
-from torchlint.report import Report, summary_lines
+from torchlint.report import Report, print_lines, summary_lines
 from torchlint.report.concise import header
 
 CONTEXT_LINES = 2
@@ -147,9 +147,9 @@ def render_diagnostic(
 
 def render_full(report: Report, console: Console) -> None:
     indexes: dict[str, LineIndex] = {}  # one per file, however many diagnostics it has
+    lines: list[Text | str] = []
     for diagnostic in report.diagnostics:
-        for frame_line in render_diagnostic(report, diagnostic, indexes):
-            console.print(frame_line)
-        console.print()
-    for summary in summary_lines(report):
-        console.print(summary)
+        lines.extend(render_diagnostic(report, diagnostic, indexes))
+        lines.append("")
+    lines.extend(summary_lines(report))
+    print_lines(console, lines)

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.report import Report, summary_lines
+from torchlint.report import Report, print_lines, summary_lines
 from torchlint.report.concise import CODE_STYLE, FIX_STYLE, PATH_STYLE, one_line
 
 INDENT = "  "
@@ -36,16 +36,16 @@ def _entry(report: Report, diagnostic: Diagnostic, width: int) -> Text:
 
 
 def render_grouped(report: Report, console: Console) -> None:
+    lines: list[Text | str] = []
     for _, group in groupby(report.diagnostics, key=lambda d: d.filename):
         diagnostics = list(group)
         first = diagnostics[0]
         heading = Text()
         heading.append(report.path(first), style=PATH_STYLE)
         heading.append(":")
-        console.print(heading)
+        lines.append(heading)
         width = max(len(d.where) for d in diagnostics)
-        for diagnostic in diagnostics:
-            console.print(_entry(report, diagnostic, width))
-        console.print()
-    for line in summary_lines(report):
-        console.print(line)
+        lines.extend(_entry(report, diagnostic, width) for diagnostic in diagnostics)
+        lines.append("")
+    lines.extend(summary_lines(report))
+    print_lines(console, lines)
