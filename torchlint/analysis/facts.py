@@ -118,6 +118,12 @@ class ModuleFacts:
             scope.loops.clear()
             scope.local_defs.clear()
             scope.parent = None
+            # `def f(x): return x`: a return value refers back to its own scope
+            scope.return_values.clear()
+            scope.param_defaults.clear()
+        for info in self.classes.values():
+            info.attributes.clear()  # `self.x = ...` values may refer to the class's methods
+            info.methods.clear()
         self.scopes.clear()
         self.functions.clear()
         self.classes.clear()

@@ -14,6 +14,7 @@ import libcst as cst
 
 from torchlint.analysis.model import GuardKind
 from torchlint.analysis.names import dotted, expr_text
+from torchlint.analysis.syntax import NOT_A_LITERAL, string_value_of
 
 _REFERENCES = frozenset((cst.Name, cst.Attribute, cst.Call))
 _RANK_WORDS = ("rank", "main_process", "is_master", "is_main", "master_process", "is_global_zero")
@@ -261,10 +262,8 @@ def _literal(node: cst.BaseExpression) -> object:
         items = tuple(_literal(e.value) for e in node.elements)
         return _UNKNOWN if _UNKNOWN in items else items
     if type(node) is cst.SimpleString:
-        try:
-            return node.evaluated_value
-        except Exception:
-            return _UNKNOWN
+        value = string_value_of(node)
+        return _UNKNOWN if value is NOT_A_LITERAL else value
     if type(node) is cst.Integer:
         return int(node.value, 0) if node.value.isdigit() else _UNKNOWN
     if type(node) is cst.Name and node.value in ("True", "False", "None"):

@@ -43,19 +43,25 @@ def string_value(node: cst.BaseExpression) -> str | None:
 NOT_A_LITERAL = object()
 
 
+def string_value_of(node: cst.SimpleString) -> object:
+    """The value of a string literal (a `str`, or `bytes`), NOT_A_LITERAL when it has none.
+    A plain one (`"none"`, most literal arguments) is read off its text: `ast.literal_eval`,
+    which libcst's `evaluated_value` calls, is slower and leaves a reference cycle behind."""
+    text = node.value
+    quote = text[0]
+    if (quote == '"' or quote == "'") and text[1:2] != quote and "\\" not in text:
+        return text[1:-1]
+    try:
+        return node.evaluated_value
+    except Exception:
+        return NOT_A_LITERAL
+
+
 def literal(node: cst.BaseExpression | None) -> object:
     """The value of a literal argument or default (`"none"`, `0`, `True`, `None`), else
     NOT_A_LITERAL."""
     if type(node) is cst.SimpleString:
-        text = node.value
-        quote = text[0]
-        # `"none"`: a plain string needs no `ast.literal_eval` (most literal arguments are one)
-        if (quote == '"' or quote == "'") and text[1:2] != quote and "\\" not in text:
-            return text[1:-1]
-        try:
-            return node.evaluated_value
-        except Exception:
-            return NOT_A_LITERAL
+        return string_value_of(node)
     if type(node) is cst.Integer:
         try:
             return int(node.value, 0)

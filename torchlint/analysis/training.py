@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -26,6 +27,7 @@ from torchlint.analysis.names import (
     strip_module_wrapper,
 )
 from torchlint.analysis.resolve import Roles
+from torchlint.analysis.syntax import string_value_of
 
 # A file that never mentions an optimizer is not training anything: its backward loops compute
 # gradients for inspection (saliency maps, gradient checks) and need no step.
@@ -87,42 +89,56 @@ def scope_may_step(
 ) -> bool:
     """Whether `scope` (outside `outside`, when given) or a function it calls may step (the
     optimizer written `named`, when given)."""
-    seen: set[int] = set()
+    return _may_step_in(scope, 0, _StepSearch(scope, roles, outside, named))
 
-    def steps(event: Event) -> bool:
+
+@dataclass
+class _StepSearch:
+    """What `scope_may_step` looks for. (A module-level walk, not a recursive closure: a
+    closure that calls itself is a reference cycle, which would keep the file's whole tree
+    alive, through `roles`, until the cyclic garbage collector ran.)"""
+
+    scope: Scope
+    roles: Roles
+    outside: LoopFrame | None
+    named: str | None
+    seen: set[int] = field(default_factory=set)
+
+    def steps(self, event: Event) -> bool:
+        named = self.named
         if named is None or event.kind is Kind.GRAD_READ:
             return True
         receiver = (event.receiver or "").removeprefix("self.")
         return receiver == named or (event.kind is Kind.MAYBE_STEP and not event.receiver)
 
-    def visit(current: Scope, depth: int) -> bool:
-        if id(current) in seen or depth > 4:
-            return False
-        seen.add(id(current))
-        for event in current.events:
-            if outside is not None and current is scope and outside in event.path:
-                continue
-            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and steps(event):
-                return True
-            if event.kind is Kind.CALL:
-                if event.callee is not None:
-                    if visit(event.callee, depth + 1):
-                        return True
-                elif named is not None:
-                    # One optimizer's step: a call named like a step (handed that optimizer,
-                    # or none), not one that only receives it (`adjust_learning_rate(opt)`).
-                    texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
-                    if any(w in called_name(event) for w in _UPDATE_WORDS) and (
-                        named in texts or not passes_optimizer(event, roles)
-                    ):
-                        return True
-                elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
-                    event, roles
+
+def _may_step_in(current: Scope, depth: int, search: _StepSearch) -> bool:
+    if id(current) in search.seen or depth > 4:
+        return False
+    search.seen.add(id(current))
+    named, roles = search.named, search.roles
+    for event in current.events:
+        if search.outside is not None and current is search.scope and search.outside in event.path:
+            continue
+        if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and search.steps(event):
+            return True
+        if event.kind is Kind.CALL:
+            if event.callee is not None:
+                if _may_step_in(event.callee, depth + 1, search):
+                    return True
+            elif named is not None:
+                # One optimizer's step: a call named like a step (handed that optimizer,
+                # or none), not one that only receives it (`adjust_learning_rate(opt)`).
+                texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
+                if any(w in called_name(event) for w in _UPDATE_WORDS) and (
+                    named in texts or not passes_optimizer(event, roles)
                 ):
                     return True
-        return False
-
-    return visit(scope, 0)
+            elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
+                event, roles
+            ):
+                return True
+    return False
 
 
 def is_whole_model(text: str | None) -> bool:
@@ -343,6 +359,6 @@ def is_main_guard(statement: cst.BaseStatement) -> bool:
     strings = [
         side
         for side in sides
-        if isinstance(side, cst.SimpleString) and side.evaluated_value == "__main__"
+        if isinstance(side, cst.SimpleString) and string_value_of(side) == "__main__"
     ]
     return len(names) == 1 and len(strings) == 1

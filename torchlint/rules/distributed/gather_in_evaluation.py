@@ -79,47 +79,57 @@ _Loop = tuple[cst.For, str, cst.FunctionDef | None]
 def _eval_loops(module: cst.Module, prepared: set[str]) -> list[_Loop]:
     """The `for` loops over a prepared loader named for evaluation (`eval_dataloader`), also
     through `enumerate(...)` / `tqdm(...)`, with the function around each."""
-    found: list[_Loop] = []
-    functions: list[cst.FunctionDef] = []
+    loops = _EvalLoops(prepared)
+    module.visit(loops)
+    return loops.found
 
-    class _Loops(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            functions.append(node)
 
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            functions.pop()
+class _EvalLoops(cst.CSTVisitor):
+    # (Classes of the module, not defined per call: see `compile_in_training_loop`.)
+    def __init__(self, prepared: set[str]) -> None:
+        super().__init__()
+        self.prepared = prepared
+        self.found: list[_Loop] = []
+        self.functions: list[cst.FunctionDef] = []
 
-        def visit_For(self, node: cst.For) -> None:
-            source = node.iter
-            while type(source) is cst.Call and dotted(source.func) in _WRAPPERS and source.args:
-                source = source.args[0].value
-            name = dotted(source)
-            if name is None or name not in prepared:
-                return
-            if _EVAL_LOADER.search(last(name).lower()):
-                found.append((node, name, functions[-1] if functions else None))
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
 
-    module.visit(_Loops())
-    return found
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.functions.pop()
+
+    def visit_For(self, node: cst.For) -> None:
+        source = node.iter
+        while type(source) is cst.Call and dotted(source.func) in _WRAPPERS and source.args:
+            source = source.args[0].value
+        name = dotted(source)
+        if name is None or name not in self.prepared:
+            return
+        if _EVAL_LOADER.search(last(name).lower()):
+            self.found.append((node, name, self.functions[-1] if self.functions else None))
 
 
 def _gathers(loop: cst.For) -> list[cst.Call]:
     """`accelerator.gather(...)` calls in the loop's body (not in nested functions)."""
-    calls: list[cst.Call] = []
+    calls = _GatherCalls()
+    loop.body.visit(calls)
+    return calls.found
 
-    class _Calls(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
 
-        def visit_Call(self, node: cst.Call) -> None:
-            func = node.func
-            if (
-                type(func) is cst.Attribute
-                and func.attr.value == "gather"
-                and node.args
-                and _ACCELERATOR.search(last(dotted(func.value)))
-            ):
-                calls.append(node)
+class _GatherCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
 
-    loop.body.visit(_Calls())
-    return calls
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            type(func) is cst.Attribute
+            and func.attr.value == "gather"
+            and node.args
+            and _ACCELERATOR.search(last(dotted(func.value)))
+        ):
+            self.found.append(node)

@@ -47,62 +47,73 @@ class CompileInTrainingLoop(Rule):
 def _compiles_in_loops(ctx: RuleContext, module: cst.Module) -> list[tuple[cst.Call, _Loop]]:
     """`torch.compile(x)` calls with a loop around them in their function, and no `if` between
     the loop and the call (`if self._compiled is None:` runs once)."""
-    found: list[tuple[cst.Call, _Loop]] = []
-    frames: list[list[cst.CSTNode]] = [[]]  # per function: the loops and ifs around
+    walk = _CompileCalls(ctx)
+    module.visit(walk)
+    return walk.found
 
-    class _Walk(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            frames.append([])
 
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            frames.pop()
+class _CompileCalls(cst.CSTVisitor):
+    # (A class of the module, not one defined per call: a class made per call, with methods
+    # closing over the rule's context, is a reference cycle that would keep the file's whole
+    # tree alive until the cyclic garbage collector ran.)
+    def __init__(self, ctx: RuleContext) -> None:
+        super().__init__()
+        self.imports = ctx.facts.imports
+        self.found: list[tuple[cst.Call, _Loop]] = []
+        self.frames: list[list[cst.CSTNode]] = [[]]  # per function: the loops and ifs around
 
-        def visit_For(self, node: cst.For) -> None:
-            frames[-1].append(node)
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.frames.append([])
 
-        def leave_For(self, original_node: cst.For) -> None:
-            frames[-1].pop()
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.frames.pop()
 
-        def visit_While(self, node: cst.While) -> None:
-            frames[-1].append(node)
+    def visit_For(self, node: cst.For) -> None:
+        self.frames[-1].append(node)
 
-        def leave_While(self, original_node: cst.While) -> None:
-            frames[-1].pop()
+    def leave_For(self, original_node: cst.For) -> None:
+        self.frames[-1].pop()
 
-        def visit_If(self, node: cst.If) -> None:
-            frames[-1].append(node)
+    def visit_While(self, node: cst.While) -> None:
+        self.frames[-1].append(node)
 
-        def leave_If(self, original_node: cst.If) -> None:
-            frames[-1].pop()
+    def leave_While(self, original_node: cst.While) -> None:
+        self.frames[-1].pop()
 
-        def visit_Call(self, node: cst.Call) -> None:
-            around = frames[-1]
-            if not around or not isinstance(around[-1], _Loop) or not node.args:
-                return
-            if ctx.facts.imports.qualify(node.func) == "torch.compile":
-                found.append((node, around[-1]))
+    def visit_If(self, node: cst.If) -> None:
+        self.frames[-1].append(node)
 
-    module.visit(_Walk())
-    return found
+    def leave_If(self, original_node: cst.If) -> None:
+        self.frames[-1].pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        around = self.frames[-1]
+        if not around or not isinstance(around[-1], _Loop) or not node.args:
+            return
+        if self.imports.qualify(node.func) == "torch.compile":
+            self.found.append((node, around[-1]))
 
 
 def _assigned_in(loop: _Loop, name: str, call: cst.Call) -> bool:
     """`name` is bound in the loop by something other than the compile itself."""
-    bound = False
-
-    class _Binds(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal bound
-            if node.value is call:
-                return
-            for target in node.targets:
-                if name in _names(target.target):
-                    bound = True
-
-    loop.body.visit(_Binds())
     if type(loop) is cst.For and name in _names(loop.target):
         return True
-    return bound
+    binds = _Binds(name, call)
+    loop.body.visit(binds)
+    return binds.bound
+
+
+class _Binds(cst.CSTVisitor):
+    def __init__(self, name: str, call: cst.Call) -> None:
+        super().__init__()
+        self.name, self.call, self.bound = name, call, False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if node.value is self.call:
+            return
+        for target in node.targets:
+            if self.name in _names(target.target):
+                self.bound = True
 
 
 def _names(target: cst.BaseExpression) -> set[str]:

@@ -75,24 +75,32 @@ def _events(scope: Scope, ctx: RuleContext) -> list[tuple[Event, str | None]]:
     """The events of `scope` and of the functions of the file it calls (dynamo inlines
     them), each with the callee it sits in (None: in `scope` itself)."""
     found: list[tuple[Event, str | None]] = []
-    seen = {id(scope)}
-
-    def visit(current: Scope, depth: int) -> None:
-        for event in current.events:
-            found.append((event, None if current is scope else current.qualname))
-            callee = event.callee if event.kind is Kind.CALL else None
-            if (
-                callee is not None
-                and callee.source is None
-                and id(callee) not in seen
-                and depth < _MAX_DEPTH
-                and not _decorated_with(ctx, callee, _DISABLE)
-            ):
-                seen.add(id(callee))
-                visit(callee, depth + 1)
-
-    visit(scope, 0)
+    _visit(scope, scope, 0, ctx, found, {id(scope)})
     return found
+
+
+def _visit(
+    scope: Scope,
+    current: Scope,
+    depth: int,
+    ctx: RuleContext,
+    found: list[tuple[Event, str | None]],
+    seen: set[int],
+) -> None:
+    # (Not a closure that calls itself: that would be a reference cycle holding the file's
+    # tree until the cyclic garbage collector ran.)
+    for event in current.events:
+        found.append((event, None if current is scope else current.qualname))
+        callee = event.callee if event.kind is Kind.CALL else None
+        if (
+            callee is not None
+            and callee.source is None
+            and id(callee) not in seen
+            and depth < _MAX_DEPTH
+            and not _decorated_with(ctx, callee, _DISABLE)
+        ):
+            seen.add(id(callee))
+            _visit(scope, callee, depth + 1, ctx, found, seen)
 
 
 def _compiled(ctx: RuleContext) -> list[tuple[Scope, str]]:
