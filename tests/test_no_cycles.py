@@ -1,7 +1,7 @@
 """An analysis leaves no reference cycles behind: each file's tree (tens of thousands of
 objects) is freed by reference counting the moment the analysis returns, not whenever the
 cyclic garbage collector next runs. Before, a recursive helper closure of TL101's step search,
-visitor classes defined per call (TL113, TL403) and scopes whose return values refer back to
+visitor classes defined per call (TL113, TL605) and scopes whose return values refer back to
 them kept whole trees alive until a collection (measured: about 360 objects a file on the
 generated corpus, 170,000 for one large test file of torchtitan)."""
 
@@ -60,7 +60,7 @@ PROGRAMS = {
                 optimizer.step()
                 optimizer.zero_grad()
         """,
-    # TL403's walk for an evaluation loop over a prepared loader
+    # TL605's walk for an evaluation loop over a prepared loader
     "gather-in-eval": """
         from accelerate import Accelerator
 

@@ -3,8 +3,13 @@ every iteration or epoch."""
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
+from collections.abc import Mapping
+
 import libcst as cst
 
+from torchlint.analysis.incremental import complete_block_starts
 from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -26,8 +31,11 @@ class CompileInTrainingLoop(Rule):
         text = ctx.facts.parsed.text
         if "compile(" not in text or "backward(" not in text:
             return
+        offsets = _torch_compile_offsets(text, ctx.facts.imports.aliases)
+        if not offsets:
+            return  # `re.compile(...)`: no need to walk the module for `torch.compile`
         module = ctx.facts.parsed.module
-        for call, loop in _compiles_in_loops(ctx, module):
+        for call, loop in _compiles_in_loops(ctx, _statements_at(text, module, offsets)):
             subject = dotted(call.args[0].value)
             if subject is None or _assigned_in(loop, subject, call):
                 continue  # a fresh model each time round (a sweep over configurations)
@@ -44,11 +52,41 @@ class CompileInTrainingLoop(Rule):
             )
 
 
-def _compiles_in_loops(ctx: RuleContext, module: cst.Module) -> list[tuple[cst.Call, _Loop]]:
+def _torch_compile_offsets(text: str, aliases: Mapping[str, str]) -> list[int]:
+    """Where `text` may call `torch.compile`: `torch.compile(` (any name bound to `torch`),
+    or a name bound to `torch.compile` itself followed by `(`; what `qualify` resolves to
+    `torch.compile` has one of those two shapes. (In strings and comments too: a superset.)"""
+    heads = [name for name, target in aliases.items() if target == "torch"]
+    functions = [name for name, target in aliases.items() if target == "torch.compile"]
+    if not heads and not functions:
+        return []
+    head = "|".join(re.escape(name) for name in heads) or "(?!)"
+    function = "|".join(re.escape(name) for name in functions) or "(?!)"
+    pattern = rf"\b(?:(?:{head})\b[\s\\)]*\.[\s\\]*compile|(?:{function}))[\s\\]*\("
+    return [found.start() for found in re.finditer(pattern, text)]
+
+
+def _statements_at(text: str, module: cst.Module, offsets: list[int]) -> list[cst.BaseStatement]:
+    """The top-level statements holding those offsets, in order: walking only them with a
+    libcst visitor finds the same calls as walking the module (every frame the walk keeps
+    opens inside a top-level statement), at a fraction of the cost in a long file. All of
+    them when the block scanner and libcst disagree on where the statements are."""
+    starts = complete_block_starts(text)
+    body: list[cst.BaseStatement] = list(module.body)
+    if starts is None or len(starts) != len(body):
+        return body
+    indices = sorted({bisect_right(starts, offset) - 1 for offset in offsets})
+    return [body[i] for i in indices if 0 <= i < len(body)]
+
+
+def _compiles_in_loops(
+    ctx: RuleContext, statements: list[cst.BaseStatement]
+) -> list[tuple[cst.Call, _Loop]]:
     """`torch.compile(x)` calls with a loop around them in their function, and no `if` between
     the loop and the call (`if self._compiled is None:` runs once)."""
     walk = _CompileCalls(ctx)
-    module.visit(walk)
+    for statement in statements:
+        statement.visit(walk)
     return walk.found
 
 
