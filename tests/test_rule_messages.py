@@ -111,3 +111,12 @@ def test_framework_messages(case: tuple[str, str]) -> None:
     assert [(d.location.row, d.location.column) for d in found] == [e[:2] for e in expected]
     for d, (*_, part) in zip(found, expected, strict=True):
         assert part in d.message, d.message
+
+
+def test_tl113_names_the_call_as_written() -> None:
+    """`th.compile(model)` and `compile_model(model)` are named as the code spells them, not as
+    `torch.compile(model)`."""
+    path = CASES / "TL113" / "aliased_spellings.py"
+    found = analyze(path.read_text(encoding="utf-8"), str(path), RuleSelection(select=("TL113",)))
+    starts = [(d.location.row, d.message.split(" runs on")[0]) for d in found]
+    assert starts == [(7, "`th.compile(model)`"), (17, "`compile_model(model)`")]

@@ -42,9 +42,10 @@ class CompileInTrainingLoop(Rule):
             if "backward(" not in module.code_for_node(loop):
                 continue
             kind = "iteration" if type(loop) is cst.While else "pass"
+            written = ctx.text(call.func)  # `th.compile`, `compile_model`: as the code says it
             ctx.report(
                 call,
-                f"`torch.compile({subject})` runs on every {kind} of a training loop: each "
+                f"`{written}({subject})` runs on every {kind} of a training loop: each "
                 "call builds a new compiled wrapper, which dynamo may compile again (seconds "
                 "to minutes, counted against its recompilation limit), and "
                 "`model = torch.compile(model)` nests one wrapper deeper each time; compile "
