@@ -89,14 +89,14 @@ def scope_may_step(
 ) -> bool:
     """Whether `scope` (outside `outside`, when given) or a function it calls may step (the
     optimizer written `named`, when given)."""
-    return _may_step_in(scope, 0, _StepSearch(scope, roles, outside, named))
+    return _StepSearch(scope, roles, outside, named).visit(scope, 0)
 
 
 @dataclass
 class _StepSearch:
-    """What `scope_may_step` looks for. (A module-level walk, not a recursive closure: a
-    closure that calls itself is a reference cycle, which would keep the file's whole tree
-    alive, through `roles`, until the cyclic garbage collector ran.)"""
+    """What `scope_may_step` looks for, and the functions it has seen. (Methods, not a
+    recursive closure: a closure that calls itself is a reference cycle, which would keep the
+    file's whole tree alive, through `roles`, until the cyclic garbage collector ran.)"""
 
     scope: Scope
     roles: Roles
@@ -111,34 +111,33 @@ class _StepSearch:
         receiver = (event.receiver or "").removeprefix("self.")
         return receiver == named or (event.kind is Kind.MAYBE_STEP and not event.receiver)
 
-
-def _may_step_in(current: Scope, depth: int, search: _StepSearch) -> bool:
-    if id(current) in search.seen or depth > 4:
-        return False
-    search.seen.add(id(current))
-    named, roles = search.named, search.roles
-    for event in current.events:
-        if search.outside is not None and current is search.scope and search.outside in event.path:
-            continue
-        if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and search.steps(event):
-            return True
-        if event.kind is Kind.CALL:
-            if event.callee is not None:
-                if _may_step_in(event.callee, depth + 1, search):
-                    return True
-            elif named is not None:
-                # One optimizer's step: a call named like a step (handed that optimizer,
-                # or none), not one that only receives it (`adjust_learning_rate(opt)`).
-                texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
-                if any(w in called_name(event) for w in _UPDATE_WORDS) and (
-                    named in texts or not passes_optimizer(event, roles)
+    def visit(self, current: Scope, depth: int) -> bool:
+        if id(current) in self.seen or depth > 4:
+            return False
+        self.seen.add(id(current))
+        named, roles = self.named, self.roles
+        for event in current.events:
+            if self.outside is not None and current is self.scope and self.outside in event.path:
+                continue
+            if event.kind in (Kind.STEP, Kind.MAYBE_STEP, Kind.GRAD_READ) and self.steps(event):
+                return True
+            if event.kind is Kind.CALL:
+                if event.callee is not None:
+                    if self.visit(event.callee, depth + 1):
+                        return True
+                elif named is not None:
+                    # One optimizer's step: a call named like a step (handed that optimizer,
+                    # or none), not one that only receives it (`adjust_learning_rate(opt)`).
+                    texts = [*event.arg_texts, *(t for _, t in event.kwarg_texts)]
+                    if any(w in called_name(event) for w in _UPDATE_WORDS) and (
+                        named in texts or not passes_optimizer(event, roles)
+                    ):
+                        return True
+                elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
+                    event, roles
                 ):
                     return True
-            elif any(w in called_name(event) for w in _UPDATE_WORDS) or passes_optimizer(
-                event, roles
-            ):
-                return True
-    return False
+        return False
 
 
 def is_whole_model(text: str | None) -> bool:

@@ -8,7 +8,6 @@ import re
 import libcst as cst
 
 from torchlint.analysis.facts import ModuleFacts
-from torchlint.analysis.model import Scope
 from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -94,10 +93,8 @@ def _eval_loops(facts: ModuleFacts, prepared: set[str]) -> list[_Loop]:
         name = dotted(source)
         if name is None or name not in prepared or not _EVAL_LOADER.search(last(name).lower()):
             continue
-        scope: Scope | None = loop.scope
-        while scope is not None and type(scope.node) is not cst.FunctionDef:
-            scope = scope.parent
-        found.append((node, name, scope.node if scope is not None else None))  # type: ignore[arg-type]
+        function = loop.scope.node  # a function's scope, or the module's
+        found.append((node, name, function if type(function) is cst.FunctionDef else None))
     return found
 
 

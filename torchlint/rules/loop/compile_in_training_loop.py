@@ -11,6 +11,7 @@ import libcst as cst
 
 from torchlint.analysis.incremental import complete_block_starts
 from torchlint.analysis.names import dotted
+from torchlint.analysis.source import ParsedSource
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -35,7 +36,8 @@ class CompileInTrainingLoop(Rule):
         if not offsets:
             return  # `re.compile(...)`: no need to walk the module for `torch.compile`
         module = ctx.facts.parsed.module
-        for call, loop in _compiles_in_loops(ctx, _statements_at(text, module, offsets)):
+        statements = _statements_at(ctx.facts.parsed, offsets)
+        for call, loop in _compiles_in_loops(ctx, statements):
             subject = dotted(call.args[0].value)
             if subject is None or _assigned_in(loop, subject, call):
                 continue  # a fresh model each time round (a sweep over configurations)
@@ -67,13 +69,15 @@ def _torch_compile_offsets(text: str, aliases: Mapping[str, str]) -> list[int]:
     return [found.start() for found in re.finditer(pattern, text)]
 
 
-def _statements_at(text: str, module: cst.Module, offsets: list[int]) -> list[cst.BaseStatement]:
+def _statements_at(parsed: ParsedSource, offsets: list[int]) -> list[cst.BaseStatement]:
     """The top-level statements holding those offsets, in order: walking only them with a
     libcst visitor finds the same calls as walking the module (every frame the walk keeps
     opens inside a top-level statement), at a fraction of the cost in a long file. All of
-    them when the block scanner and libcst disagree on where the statements are."""
-    starts = complete_block_starts(text)
-    body: list[cst.BaseStatement] = list(module.body)
+    them when the block scanner and libcst disagree on where the statements are. (The
+    incremental parser's split, when it made one, as `positions` reads it.)"""
+    known = parsed.block_starts
+    starts = list(known) if known is not None else complete_block_starts(parsed.text)
+    body: list[cst.BaseStatement] = list(parsed.module.body)
     if starts is None or len(starts) != len(body):
         return body
     indices = sorted({bisect_right(starts, offset) - 1 for offset in offsets})
