@@ -467,6 +467,84 @@ def test_random_line_edits_keep_the_parse_exact(edits: list[tuple[bool, int, str
                 assert result.module.code == text
 
 
+_SNIPPETS = [
+    '"', "'", '"""', "'''", "#", "\\", "\\\n", "(", ")", "[", "]", "{", "}", "\n", "\n\n",
+    "@decorator\n", "else:\n", "    ", "\t", "x", "def f():\n    pass\n", "\n# comment\n",
+    "\r\n", "f'", "'''\n", "\nclass A:\n", "  # comment\n", "\n    # comment\n", "elif",
+]  # fmt: skip
+_SOURCES = [
+    (ROOT / "examples" / "grad_accumulation.py").read_text(encoding="utf-8"),
+    (ROOT / "tests/cases/TL113/aliased_spellings.py").read_text(encoding="utf-8"),
+    "".join(sorted(set(_LINES))),
+]
+_CHARACTER_EDITS = st.lists(
+    st.tuples(st.integers(0, 2), st.integers(0, 100_000), st.sampled_from(_SNIPPETS)),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _fresh_split(text: str) -> tuple[list[int], int, bool, list[int]]:
+    split = incremental._scan(text, 0, [0], [], -1, -1)
+    return split.starts, split.first_indented, split.complete, split.code_lines
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, len(_SOURCES) - 1), _CHARACTER_EDITS)
+def test_splitting_after_an_edit_finds_the_blocks_a_fresh_scan_finds(
+    source: int, edits: list[tuple[int, int, str]]
+) -> None:
+    """The language server splits each new text from the last one's split, scanning only the
+    lines around the edit (`_split_after`): with brackets, quotes, decorators and comments
+    typed or deleted anywhere, and lines moved, it must agree with a whole scan."""
+    text = _SOURCES[source]
+    previous = (text, incremental._scan(text, 0, [0], [], -1, -1))
+    for kind, where, snippet in edits:
+        at = where % (len(text) + 1)
+        if kind == 0:
+            text = text[:at] + snippet + text[at:]
+        elif kind == 1:
+            text = text[:at] + text[at + len(snippet) :]
+        else:  # a line moved elsewhere
+            lines = text.splitlines(keepends=True) or [""]
+            line = lines.pop(at % len(lines))
+            lines.insert(where % (len(lines) + 1), line)
+            text = "".join(lines)
+        if previous[1].complete:
+            found = incremental._split_after(text, *previous)
+            assert (found.starts, found.first_indented, found.complete, found.code_lines) == (
+                _fresh_split(text)
+            )
+        previous = (text, incremental._scan(text, 0, [0], [], -1, -1))
+
+
+def test_an_edit_in_a_long_text_is_split_from_the_last_split() -> None:
+    """One line typed in the middle of a long text: the blocks before and after it are the
+    old ones, shifted, and the split is the one a whole scan finds."""
+    functions = [f"def f{i}(x):\n    return (x +\n        {i})\n\n" for i in range(200)]
+    old = "".join(functions)
+    previous = (old, incremental._scan(old, 0, [0], [], -1, -1))
+    middle = len("".join(functions[:100]))
+    new = old[:middle] + "y = [1,\n     2]\n" + old[middle:]
+    found = incremental._split_after(new, *previous)
+    assert (found.starts, found.first_indented, found.complete, found.code_lines) == (
+        _fresh_split(new)
+    )
+    assert len(found.starts) == 201
+    assert found.starts[101] == middle + len("y = [1,\n     2]\n")
+
+
+def test_splits_are_remembered_for_the_texts_asked_about_again() -> None:
+    """The language server asks for the blocks of the text it just parsed (to blank out one
+    that does not parse): the split is not scanned again, whoever asks."""
+    text = _SOURCES[0] + "\n# remembered\n"
+    parser = IncrementalParser()
+    parser.parse(_SOURCES[0])
+    parser.parse(text)
+    assert incremental._split(text) is incremental._split(text, None)
+    assert incremental.block_starts(text) == incremental._split(text).starts
+
+
 # --- trusting libcst's code generation ----------------------------------------------------------
 # `generates_itself` lets the parser skip generating a fresh block's code to compare it with the
 # text. It must never vouch for a text that libcst does not give back.

@@ -11,6 +11,10 @@ builds the module out of one libcst parse per top-level *block*, cached by the b
    `def` / `class` after a decorator. The blank and comment lines before such a line go with
    it, except those up to the last one indented like the body of the statement above: libcst
    gives those to that body (`IndentedBlock.footer`), so they stay with the block above.
+   After an edit only the lines around it are scanned: from the last block whose first line
+   of code is before the edit, to the first block after it that the last text had too (the
+   scanner carries nothing across a line that starts a block, so the rest is the last split,
+   shifted by the edit).
 2. **Parse.** Each block is parsed on its own with `source.parse_module` (libcst's, without
    its node checks), unless the cache holds a module for the same text (the current blocks and
    a few recent ones). Two blocks with the same text get two modules: a node never appears
@@ -49,10 +53,10 @@ backslash). `stats` tells what the last call did.
 from __future__ import annotations
 
 import re
+import threading
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -113,6 +117,8 @@ class _Split:
     # a split is remembered for the next caller with the same text)
     first_indented: int  # offset of the first indented line of code, -1 when there is none
     complete: bool = True  # False: a string is never closed, the scan stopped there
+    # where the line of code that starts each block but the first begins (read only)
+    code_lines: list[int] = field(default_factory=list)
 
 
 class IncrementalParser:
@@ -124,6 +130,7 @@ class IncrementalParser:
         # in order of last use, current blocks last
         self._cache: dict[str, list[_Block]] = {}
         self._failed: str | None = None  # the text of the last block libcst could not parse
+        self._previous: tuple[str, _Split] | None = None  # the last text split, and its split
         self.stats = ParseStats()
 
     def parse(self, text: str) -> ParsedSource | ParseFailure:
@@ -132,7 +139,8 @@ class IncrementalParser:
             return self._fall_back(text, "nesting")
         if "\r" in text and text.count("\r") != text.count("\r\n"):
             return self._fall_back(text, "carriage return")
-        split = _split(text)
+        split = _split(text, self._previous)
+        self._previous = (text, split)
         bounds = [*split.starts, len(text)]
         pieces = [text[bounds[i] : bounds[i + 1]] for i in range(len(split.starts))]
         # What the cache holds first, so that a block failing to parse makes us forget none of
@@ -222,22 +230,133 @@ def _syntax_error(text: str, start: int) -> ParsedSource | ParseFailure:
 
 # The last few texts split: the language server asks again about the text it just parsed
 # (to blank out a block with a syntax error, `torchlint.lsp.partial`), and positions ask too.
-@lru_cache(maxsize=4)
-def _split(text: str) -> _Split:
+_RECENT_SPLITS = 4
+_recent: dict[str, _Split] = {}
+_recent_lock = threading.Lock()
+
+
+def _split(text: str, previous: tuple[str, _Split] | None = None) -> _Split:
     """Where the top-level blocks of `text` start.
 
     Blank and comment lines before a block go with it, except those up to the last one indented
     like the body of the statement above: libcst gives those to that body (its `footer`), in a
-    whole-file parse and when parsing them with the block above alike."""
-    starts = [0]
-    first_indented = -1
+    whole-file parse and when parsing them with the block above alike.
+
+    With `previous` (an earlier text and its split, as the language server has after an edit),
+    only the lines around the edit are scanned: see `_split_after`. The answer is the same."""
+    with _recent_lock:
+        known = _recent.get(text)
+    if known is not None:
+        return known
+    if previous is not None and previous[1].complete:
+        split = _split_after(text, *previous)
+    else:
+        split = _scan(text, 0, [0], [], -1, -1)
+    with _recent_lock:
+        _recent[text] = split
+        while len(_recent) > _RECENT_SPLITS:
+            del _recent[next(iter(_recent))]
+    return split
+
+
+def forget_recent_splits() -> None:
+    """Forget the splits remembered for the last few texts (benchmarks time a first split)."""
+    with _recent_lock:
+        _recent.clear()
+
+
+def _split_after(text: str, old_text: str, old: _Split) -> _Split:
+    """`_scan(text)`, from the split of `old_text`: the scan starts at the last block whose
+    first line of code lies before the first changed character, and stops at the first block
+    it meets past the last changed one that the old text had too (the old split, shifted, is
+    the rest). Exact because the scanner carries no state across a line that starts a block
+    (depth 0, no continuation, nothing pending but where the block started), so from such a
+    line on it does the same on the same text."""
+    prefix = _common_prefix(text, old_text)
+    limit = min(len(text), len(old_text)) - prefix
+    suffix = _common_suffix(text, old_text, limit)
+    # the last block starting with a whole line of code before the change (block 0 has none)
+    index = bisect_right(old.code_lines, prefix) - 1
+    while index >= 0 and _line_end(old_text, old.code_lines[index]) > prefix:
+        index -= 1
+    sync = _Sync(old, len(text) - len(old_text), len(text) - suffix)
+    if index < 0:
+        return _scan(text, 0, [0], [], -1, -1, sync)
+    block = index + 1  # code_lines[i] is the line of code that starts block i + 1
+    at = old.code_lines[index]
+    first_indented = old.first_indented if 0 <= old.first_indented < at else -1
+    begins = old.starts[block]
+    return _scan(
+        text,
+        at,
+        old.starts[:block],
+        old.code_lines[:index],
+        first_indented,
+        begins if begins < at else -1,
+        sync,
+        resumed=True,
+    )
+
+
+@dataclass(frozen=True)
+class _Sync:
+    """Where a scan may take the rest of an earlier text's split (see `_split_after`)."""
+
+    old: _Split
+    delta: int  # len(text) - len(old text)
+    after: int  # the text from here on is the old text's end
+
+
+def _common_prefix(a: str, b: str) -> int:
+    low, high = 0, min(len(a), len(b))
+    if a[:high] == b[:high]:
+        return high
+    while low < high:  # a[:low] == b[:low], a[:high] != b[:high]
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    """How many characters `a` and `b` end with alike, at most `limit`."""
+    low, high = 0, limit
+    if a[len(a) - high :] == b[len(b) - high :]:
+        return high
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _line_end(text: str, position: int) -> int:
+    return text.find("\n", position) + 1 or len(text)
+
+
+def _scan(
+    text: str,
+    position: int,
+    starts: list[int],
+    code_lines: list[int],
+    first_indented: int,
+    lines_from: int,
+    sync: _Sync | None = None,
+    resumed: bool = False,
+) -> _Split:
+    """The line scanner, from `position` (the start of a line outside any bracket, string or
+    continuation; with `resumed`, a line of code that starts a block, `lines_from` where that
+    block's blank and comment lines start, or -1)."""
     size = len(text)
-    position = 0
     depth = 0  # open brackets
     continued = False  # the previous line ended with a backslash
     after_decorator = False  # the last top-level line of code was a decorator
-    code_seen = False  # the first block has a top-level line of code (the others start with one)
-    lines_from = -1  # where the blank and comment lines before this line start
+    code_seen = resumed  # the first block has a top-level line of code (the others start with one)
+    # lines_from: where the blank and comment lines before this line start
     body_indent = ""  # the indentation of the body of the last top-level statement
     find = text.find
     special = _QUOTES_COMMENT_BACKSLASH.search
@@ -266,7 +385,13 @@ def _split(text: str) -> _Split:
                     and not after_decorator
                     and not _CONTINUATION_KEYWORD.match(text, position)
                 ):
-                    starts.append(position if lines_from < 0 else lines_from)
+                    begins = position if lines_from < 0 else lines_from
+                    if sync is not None and position >= sync.after:
+                        rest = _synced(sync, position, begins, starts, code_lines, first_indented)
+                        if rest is not None:
+                            return rest
+                    starts.append(begins)
+                    code_lines.append(position)
                 lines_from = -1
                 code_seen = True
                 after_decorator = char == "@"
@@ -294,14 +419,43 @@ def _split(text: str) -> _Split:
                 index = at + 2
                 continue
             quotes = char * 3 if text.startswith(char * 3, at) else char
-            rest = _STRING_REST[quotes].match(text, at + len(quotes))
-            if rest is None:  # never closed: the rest of the text is the last block
-                return _Split(starts, first_indented, complete=False)
-            index = rest.end()
+            rest_match = _STRING_REST[quotes].match(text, at + len(quotes))
+            if rest_match is None:  # never closed: the rest of the text is the last block
+                return _Split(starts, first_indented, complete=False, code_lines=code_lines)
+            index = rest_match.end()
             if index >= end:  # the string went on past this line: go on after it
                 end = find("\n", index) + 1 or size
         position = end
-    return _Split(starts, first_indented)
+    return _Split(starts, first_indented, code_lines=code_lines)
+
+
+def _synced(
+    sync: _Sync,
+    position: int,
+    begins: int,
+    starts: list[int],
+    code_lines: list[int],
+    first_indented: int,
+) -> _Split | None:
+    """The split, when the line of code at `position` started a block of the old text too
+    (shifted by the edit): the block starts at `begins`, as our scan found, and the blocks
+    after it are the old ones."""
+    old = sync.old
+    at = position - sync.delta
+    index = bisect_right(old.code_lines, at) - 1
+    if index < 0 or old.code_lines[index] != at:
+        return None
+    if first_indented < 0 and 0 <= old.first_indented < at:
+        return None  # the old text's first indented line is gone: the scan must find ours
+    if first_indented < 0 and old.first_indented >= at:
+        first_indented = old.first_indented + sync.delta
+    delta = sync.delta
+    return _Split(
+        [*starts, begins, *(s + delta for s in old.starts[index + 2 :])],
+        first_indented,
+        old.complete,
+        [*code_lines, *(q + delta for q in old.code_lines[index:])],
+    )
 
 
 def block_starts(text: str) -> list[int]:
