@@ -485,7 +485,7 @@ _CHARACTER_EDITS = st.lists(
 
 
 def _fresh_split(text: str) -> tuple[list[int], int, bool, list[int]]:
-    split = incremental._scan(text, 0, [0], [], -1, -1)
+    split = incremental._scan(text)
     return split.starts, split.first_indented, split.complete, split.code_lines
 
 
@@ -498,7 +498,7 @@ def test_splitting_after_an_edit_finds_the_blocks_a_fresh_scan_finds(
     lines around the edit (`_split_after`): with brackets, quotes, decorators and comments
     typed or deleted anywhere, and lines moved, it must agree with a whole scan."""
     text = _SOURCES[source]
-    previous = (text, incremental._scan(text, 0, [0], [], -1, -1))
+    previous = (text, incremental._scan(text))
     for kind, where, snippet in edits:
         at = where % (len(text) + 1)
         if kind == 0:
@@ -515,7 +515,7 @@ def test_splitting_after_an_edit_finds_the_blocks_a_fresh_scan_finds(
             assert (found.starts, found.first_indented, found.complete, found.code_lines) == (
                 _fresh_split(text)
             )
-        previous = (text, incremental._scan(text, 0, [0], [], -1, -1))
+        previous = (text, incremental._scan(text))
 
 
 def test_an_edit_in_a_long_text_is_split_from_the_last_split() -> None:
@@ -523,7 +523,7 @@ def test_an_edit_in_a_long_text_is_split_from_the_last_split() -> None:
     old ones, shifted, and the split is the one a whole scan finds."""
     functions = [f"def f{i}(x):\n    return (x +\n        {i})\n\n" for i in range(200)]
     old = "".join(functions)
-    previous = (old, incremental._scan(old, 0, [0], [], -1, -1))
+    previous = (old, incremental._scan(old))
     middle = len("".join(functions[:100]))
     new = old[:middle] + "y = [1,\n     2]\n" + old[middle:]
     found = incremental._split_after(new, *previous)

@@ -55,7 +55,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -251,7 +251,7 @@ def _split(text: str, previous: tuple[str, _Split] | None = None) -> _Split:
     if previous is not None and previous[1].complete:
         split = _split_after(text, *previous)
     else:
-        split = _scan(text, 0, [0], [], -1, -1)
+        split = _scan(text)
     with _recent_lock:
         _recent[text] = split
         while len(_recent) > _RECENT_SPLITS:
@@ -281,20 +281,19 @@ def _split_after(text: str, old_text: str, old: _Split) -> _Split:
         index -= 1
     sync = _Sync(old, len(text) - len(old_text), len(text) - suffix)
     if index < 0:
-        return _scan(text, 0, [0], [], -1, -1, sync)
+        return _scan(text, sync)
     block = index + 1  # code_lines[i] is the line of code that starts block i + 1
     at = old.code_lines[index]
     first_indented = old.first_indented if 0 <= old.first_indented < at else -1
     begins = old.starts[block]
     return _scan(
         text,
-        at,
-        old.starts[:block],
-        old.code_lines[:index],
-        first_indented,
-        begins if begins < at else -1,
         sync,
-        resumed=True,
+        position=at,
+        starts=old.starts[:block],
+        code_lines=old.code_lines[:index],
+        first_indented=first_indented,
+        lines_from=begins if begins < at else -1,
     )
 
 
@@ -308,26 +307,24 @@ class _Sync:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
-    if a[:high] == b[:high]:
-        return high
-    while low < high:  # a[:low] == b[:low], a[:high] != b[:high]
-        middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    return _agreeing(min(len(a), len(b)), lambda i, j: a[i:j] == b[i:j])
 
 
 def _common_suffix(a: str, b: str, limit: int) -> int:
     """How many characters `a` and `b` end with alike, at most `limit`."""
-    low, high = 0, limit
-    if a[len(a) - high :] == b[len(b) - high :]:
-        return high
+    end_a, end_b = len(a), len(b)
+    return _agreeing(limit, lambda i, j: a[end_a - j : end_a - i] == b[end_b - j : end_b - i])
+
+
+def _agreeing(limit: int, same: Callable[[int, int], bool]) -> int:
+    """The largest `n <= limit` such that the first `n` characters agree, by bisection;
+    `same(i, j)` says whether characters `i` to `j` do (each range is compared once)."""
+    if same(0, limit):
+        return limit
+    low, high = 0, limit - 1  # the first `low` agree; not the first `high + 1`
     while low < high:
         middle = (low + high + 1) // 2
-        if a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]:
+        if same(low, middle):
             low = middle
         else:
             high = middle - 1
@@ -340,22 +337,26 @@ def _line_end(text: str, position: int) -> int:
 
 def _scan(
     text: str,
-    position: int,
-    starts: list[int],
-    code_lines: list[int],
-    first_indented: int,
-    lines_from: int,
     sync: _Sync | None = None,
-    resumed: bool = False,
+    *,
+    position: int = 0,
+    starts: list[int] | None = None,
+    code_lines: list[int] | None = None,
+    first_indented: int = -1,
+    lines_from: int = -1,
 ) -> _Split:
-    """The line scanner, from `position` (the start of a line outside any bracket, string or
-    continuation; with `resumed`, a line of code that starts a block, `lines_from` where that
-    block's blank and comment lines start, or -1)."""
+    """The line scanner: the whole text, or from `position` on, a line of code that starts a
+    block (`starts` and `code_lines` hold the blocks before it, `lines_from` where its blank
+    and comment lines start, or -1), with `first_indented` as found before it."""
+    starts = [0] if starts is None else starts
+    code_lines = [] if code_lines is None else code_lines
     size = len(text)
     depth = 0  # open brackets
     continued = False  # the previous line ended with a backslash
     after_decorator = False  # the last top-level line of code was a decorator
-    code_seen = resumed  # the first block has a top-level line of code (the others start with one)
+    # the first block has a top-level line of code (the others start with one); a scan from
+    # a later block's line of code starts after the first block
+    code_seen = position > 0
     # lines_from: where the blank and comment lines before this line start
     body_indent = ""  # the indentation of the body of the last top-level statement
     find = text.find
@@ -447,9 +448,9 @@ def _synced(
         return None
     if first_indented < 0 and 0 <= old.first_indented < at:
         return None  # the old text's first indented line is gone: the scan must find ours
-    if first_indented < 0 and old.first_indented >= at:
-        first_indented = old.first_indented + sync.delta
     delta = sync.delta
+    if first_indented < 0 and old.first_indented >= at:
+        first_indented = old.first_indented + delta
     return _Split(
         [*starts, begins, *(s + delta for s in old.starts[index + 2 :])],
         first_indented,
