@@ -84,6 +84,7 @@ from torchlint.lsp.documents import (
 )
 from torchlint.lsp.findings import merge
 from torchlint.lsp.hover import hover_at
+from torchlint.lsp.idle_gc import IdleCollector
 from torchlint.lsp.lenses import (
     GRADS,
     OVERFIT,
@@ -177,6 +178,7 @@ class TorchlintServer(LanguageServer):
         self._open_paths: dict[Path, str] = {}  # path -> URI of the open (linted) documents
         # Reading, analysing and fixing files with their projects, as `torchlint check` does.
         self.files = Workspace(self.open_text)
+        self.collector = IdleCollector()  # installed by `main`, for the server's process
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -198,6 +200,10 @@ class TorchlintServer(LanguageServer):
         settings = self.settings.for_uri(uri) if uri else self.settings.global_settings
         if shows(settings.show_notifications, kind):
             self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
+        super().text_document_publish_diagnostics(params)
+        self.collector.activity()  # the garbage of this lint is collected in the next pause
 
     async def in_thread(self, function: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.executor, function, *args)
@@ -1277,6 +1283,7 @@ def main() -> int:
     # server: out of the collector's sight, a full collection while typing walks only the
     # documents' trees, not a few hundred thousand objects that are never garbage.
     gc.freeze()
+    server.collector.install()  # and collections while typing, rare: see `idle_gc`
     protocol_out = sys.stdout.buffer
     # The protocol owns stdout: a stray print() anywhere must land on stderr instead.
     sys.stdout = sys.stderr
