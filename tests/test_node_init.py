@@ -4,8 +4,10 @@ as the one `dataclasses` generated (same trees, defaults, errors, checks, frozen
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import subprocess
 import sys
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +76,16 @@ def test_every_node_class_is_replaced_and_idempotently() -> None:
     assert leftovers == []
 
 
+def test_signatures_and_annotations_are_libcsts() -> None:
+    """Tools that build nodes from signatures and type hints (hypothesis's `from_type`, as
+    hypothesmith does) see the same parameters, defaults and annotations as before."""
+    node_init.install()
+    for cls, own in node_init.replaced.items():
+        fast = cls.__dict__["__init__"]
+        assert inspect.signature(fast) == inspect.signature(own), cls
+        assert typing.get_type_hints(fast) == typing.get_type_hints(own), cls
+
+
 def test_trees_are_those_libcsts_own_inits_build() -> None:
     node_init.install()
     folders = ("torchlint/analysis", "torchlint/lsp", "torchlint/rules", "examples")
@@ -109,6 +121,9 @@ def test_construction_by_hand_behaves_as_before() -> None:
     assert first.whitespace.deep_equals(cst.SimpleWhitespace(""))
     given = cst.SimpleWhitespace("  ")
     assert cst.EmptyLine(whitespace=given).whitespace is given
+    # `dataclasses`' own marker for "the factory's value", as tools that read signatures pass it
+    marker = dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+    assert type(cst.Slice(None, None, first_colon=marker).first_colon) is cst.Colon
     # positional arguments keep the fields' order
     call = cst.Call(cst.Name("f"), [cst.Arg(cst.Integer("1"))])
     assert cst.Module(body=[cst.SimpleStatementLine([cst.Expr(call)])]).code == "f(1)\n"

@@ -1,20 +1,21 @@
-"""Faster construction of libcst nodes (about 8 % of a parse).
+"""Faster construction of libcst nodes (about a tenth of a parse).
 
 libcst's nodes are frozen dataclasses with `__slots__`. The `__init__` that `dataclasses`
 generates for a frozen class stores each field with `object.__setattr__(self, name, value)`:
 a lookup of `__setattr__`, then of the field's slot through the class's attributes, for every
 field of every node the parser builds (a file of a few hundred lines builds tens of thousands).
 
-`install()` gives each node class an `__init__` with the same signature and the same effect
-that calls each field's slot descriptor directly (`descriptor.__set__(self, value)`), then
-`__post_init__` (libcst's checks) unless `set_checks(False)` turned them off: `source` does so
-while the parser builds, and not calling `__post_init__` at all saves a call per node. Fields
-keep their defaults and default factories (a factory is called once per node, as before); a
+`install()` gives each node class an `__init__` with the same signature (parameters, defaults,
+`dataclasses`' marker for a default factory, annotations, resolved in the class's module) and
+the same effect, that calls each field's slot descriptor directly (`descriptor.__set__(self,
+value)`), then `__post_init__` (libcst's checks) unless `set_checks(False)` turned them off:
+`source` does so while the parser builds, and not calling `__post_init__` at all saves a call
+per node. A field with a default factory gets a new value from it for every node, as before; a
 frozen node still refuses assignment afterwards. A class whose `__init__` is not the one
 `dataclasses` generated for exactly its fields (an `InitVar`, keyword-only or `init=False`
 fields, a hand-written `__init__`, a field without a slot) keeps its own.
 
-Making the functions takes about 8 ms (classes whose fields have the same shape share one
+Making the functions takes about 9 ms (classes whose fields have the same shape share one
 compiled function), which a parse of about 70 KB of source saves: `parsing` installs them once
 the process has parsed `INSTALL_AFTER` characters, so a check of one small file pays nothing
 and a process that never parses pays nothing at import.
@@ -23,6 +24,7 @@ and a process that never parses pays nothing at import.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
@@ -37,14 +39,18 @@ _parsed = 0  # characters parsed in this process so far (until installed)
 _lock = threading.Lock()
 # class -> the `__init__` that `install` replaced (libcst's own, kept for the tests' comparison)
 replaced: dict[type, Callable[..., None]] = {}
-_FACTORY = object()  # the default of a parameter whose field has a default factory
-# The generated functions' globals: their setters, defaults and factories, and `_checks`.
-_namespace: dict[str, Any] = {"_FACTORY": _FACTORY, "_checks": True}
+# The default of a parameter whose field has a default factory: `dataclasses`' own marker, so
+# that a caller passing it (as tools that read the signature do) gets the factory's value.
+_FACTORY: Any = getattr(dataclasses, "_HAS_DEFAULT_FACTORY", None)
+# Whether the nodes built now run libcst's checks: one cell that every generated `__init__`
+# reads (they take their setters and factories from cells too, and the globals of the class's
+# module, as the `__init__` of `dataclasses` does, so that its annotations resolve there).
+_checks = types.CellType(True)
 
 
 def set_checks(on: bool) -> None:
     """Whether the nodes built from now on run libcst's checks (`__post_init__`)."""
-    _namespace["_checks"] = on
+    _checks.cell_contents = on
 
 
 def parsing(text: str) -> None:
@@ -63,7 +69,7 @@ def install() -> None:
         return
     with _lock:
         if not _installed:
-            for cls, init in _fast_inits():
+            for cls, init in _fast_inits() if _FACTORY is not None else ():
                 replaced[cls] = cls.__dict__["__init__"]
                 cls.__init__ = init  # type: ignore[misc]
             _installed = True
@@ -86,11 +92,7 @@ def _replaceable(cls: type) -> list[dataclasses.Field[Any]] | None:
     """The fields of `cls` when its `__init__` is the one `dataclasses` generated for them and
     each field is a slot; None otherwise."""
     init = cls.__dict__.get("__init__")
-    if (
-        init is None
-        or not dataclasses.is_dataclass(cls)
-        or not isinstance(init, types.FunctionType)
-    ):
+    if not isinstance(init, types.FunctionType) or not dataclasses.is_dataclass(cls):
         return None
     code = init.__code__
     if code.co_filename != "<string>" or code.co_kwonlyargcount or code.co_flags & 0x0C:
@@ -119,20 +121,26 @@ def _fast_inits() -> list[tuple[type, Callable[..., None]]]:
     for cls, fields in accepted:
         cells: list[Any] = [getattr(cls, f.name).__set__ for f in fields]
         cells += [f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING]
-        init = makers[_shape(fields)](*cells)
+        made = makers[_shape(fields)](*cells, _FACTORY, None)
+        code = made.__code__.replace(
+            co_varnames=("self", *(f.name for f in fields)),
+            co_name="__init__",
+        )
+        closure = tuple(
+            _checks if name == "checks" else cell
+            for name, cell in zip(code.co_freevars, made.__closure__ or (), strict=True)
+        )
         required = sum(
             f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             for f in fields
         )
-        init.__code__ = init.__code__.replace(
-            co_varnames=("self", *(f.name for f in fields)), co_name="__init__"
-        )
-        init.__defaults__ = tuple(
+        defaults = tuple(
             _FACTORY if f.default is dataclasses.MISSING else f.default for f in fields[required:]
         )
-        init.__name__ = "__init__"
+        module = sys.modules[cls.__module__].__dict__
+        init = types.FunctionType(code, module, "__init__", defaults, closure)
+        init.__annotations__ = dict(cls.__dict__["__init__"].__annotations__)
         init.__qualname__ = f"{cls.__qualname__}.__init__"
-        init.__module__ = cls.__module__
         result.append((cls, init))
     return result
 
@@ -144,20 +152,22 @@ def _shape(fields: list[dataclasses.Field[Any]]) -> tuple[bool, ...]:
 def _makers(
     shapes: list[tuple[bool, ...]],
 ) -> dict[tuple[bool, ...], Callable[..., Callable[..., None]]]:
-    """For each shape, `make(s0, ..., sn, fi, ...)`: an `__init__(self, p0, ..., pn)` that
-    stores each `p` through its setter `s` (a field with a factory `f` gets `f()` when its
-    parameter was left at `_FACTORY`), then runs libcst's checks when they are on."""
+    """For each shape, `make(s0, ..., sn, fi, ..., factory, checks)`: an `__init__(self, p0,
+    ..., pn)` that stores each `p` through its setter `s` (a field with a factory `f` gets `f()`
+    when its parameter was left at `factory`), then runs libcst's checks when the cell `checks`
+    says so (`_fast_inits` gives every function the one shared `_checks` cell)."""
     lines: list[str] = []
     for index, shape in enumerate(shapes):
         setters = [f"s{i}" for i in range(len(shape))]
         factories = [f"f{i}" for i, factory in enumerate(shape) if factory]
-        lines.append(f"def make{index}({', '.join(setters + factories)}):")
+        lines.append(f"def make{index}({', '.join([*setters, *factories, 'factory', 'checks'])}):")
         lines.append(f"    def init(self, {', '.join(f'p{i}' for i in range(len(shape)))}):")
         for i, factory in enumerate(shape):
-            value = f"f{i}() if p{i} is _FACTORY else p{i}" if factory else f"p{i}"
+            value = f"f{i}() if p{i} is factory else p{i}" if factory else f"p{i}"
             lines.append(f"        s{i}(self, {value})")
-        lines.append("        if _checks:")
+        lines.append("        if checks:")
         lines.append("            self.__post_init__()")
         lines.append("    return init")
-    exec(compile("\n".join(lines), "<torchlint node inits>", "exec"), _namespace)
-    return {shape: _namespace.pop(f"make{index}") for index, shape in enumerate(shapes)}
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<torchlint node inits>", "exec"), namespace)
+    return {shape: namespace[f"make{index}"] for index, shape in enumerate(shapes)}
