@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import os
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, cast
@@ -339,7 +340,8 @@ def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRu
     if workers > 1:
         outcomes = analyze_all(tasks, workers)
     else:  # here, where an unexpected exception ends the run like any other
-        outcomes = [_analyze_here(task, run) for task in tasks]
+        with _startup_frozen():
+            outcomes = [_analyze_here(task, run) for task in tasks]
     for job, outcome in zip(pending, outcomes, strict=True):
         for message in outcome.errors:
             run.fail(f"internal error: {message}")
@@ -349,6 +351,20 @@ def _analyze_pending(jobs: list[FileJob], args: argparse.Namespace, run: CheckRu
             job.text = outcome.text
         if job.bucket is not None and not outcome.errors:
             job.bucket.put(job.path, job.digest, outcome.diagnostics, outcome.dependencies)
+
+
+@contextlib.contextmanager
+def _startup_frozen() -> Iterator[None]:
+    """What the run built before analysing (modules, rules, the files read) is never garbage:
+    the cyclic collector's passes leave it alone meanwhile (`gc.freeze`, as the workers and the
+    language server do), and take it back after, unless something had frozen objects before."""
+    frozen_before = gc.get_freeze_count()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if not frozen_before:
+            gc.unfreeze()
 
 
 def _has_fixes(job: FileJob, unsafe: bool) -> bool:

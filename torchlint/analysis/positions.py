@@ -220,6 +220,7 @@ class _Aligner:
         self._tree: list[ast.stmt] | None = None  # the whole module's, when blocks did not do
         self._first_ast: list[int] = []  # ast index of each libcst top-level statement
         self._blocks: list[int] | None = None  # where each top-level statement's text starts
+        self._remember = False  # whether block trees are remembered (an incremental parse)
         self._aligned: dict[int, bool] = {}  # top-level index -> whether `ast` could help
         self._row_base = 0  # rows before the text `ast` parsed
         self._ascii = parsed.text.isascii()
@@ -249,6 +250,10 @@ class _Aligner:
         statements. Sets the row base for `at`."""
         if self._blocks is None:
             known = self.parsed.block_starts  # the incremental parser's split, when it made one
+            # An edited document's blocks come back keystroke after keystroke: their trees are
+            # remembered. A file read once (the CLI) has nothing to gain from that, and the
+            # trees kept would only lengthen the cyclic collector's passes over what lives on.
+            self._remember = known is not None
             starts = list(known) if known is not None else complete_block_starts(self.parsed.text)
             self._blocks = starts if starts is not None else []
             if len(self._blocks) != len(self.parsed.module.body):
@@ -257,7 +262,8 @@ class _Aligner:
             return None
         start = self._blocks[top]
         end = self._blocks[top + 1] if top + 1 < len(self._blocks) else len(self.parsed.text)
-        nodes = _parse_block(self.parsed.text[start:end])
+        block = self.parsed.text[start:end]
+        nodes = _remembered_block(block) if self._remember else _block(block)
         if nodes is None or len(nodes) != count:
             return None
         self._row_base = bisect_right(self._line_starts, start) - 1
@@ -375,12 +381,15 @@ class _Aligner:
             self.at(decorator.decorator, a)
 
 
-@lru_cache(maxsize=BLOCK_CACHE_SIZE)
-def _parse_block(text: str) -> tuple[ast.stmt, ...] | None:
-    """`_parse` of one top-level block, remembered: while someone types, every block but one
-    is the text it was a keystroke ago (the trees are only read, never changed)."""
+def _block(text: str) -> tuple[ast.stmt, ...] | None:
+    """`_parse` of one top-level block."""
     nodes = _parse(text)
     return tuple(nodes) if nodes is not None else None
+
+
+# `_block`, remembered: while someone types, every block but one is the text it was a keystroke
+# ago (the trees are only read, never changed).
+_remembered_block = lru_cache(maxsize=BLOCK_CACHE_SIZE)(_block)
 
 
 def _parse(text: str) -> list[ast.stmt] | None:
