@@ -102,9 +102,7 @@ def _replaceable(cls: type) -> list[dataclasses.Field[Any]] | None:
     if code.co_varnames[: code.co_argcount] != ("self", *names):
         return None  # an InitVar, a keyword-only or an `init=False` field
     for f in fields:
-        if not f.init or type(cls.__dict__.get(f.name, getattr(cls, f.name, None))) is not (
-            types.MemberDescriptorType
-        ):
+        if not f.init or type(getattr(cls, f.name, None)) is not types.MemberDescriptorType:
             return None
     return list(fields)
 
@@ -115,13 +113,13 @@ def _fast_inits() -> list[tuple[type, Callable[..., None]]]:
     together; each class's function is its maker's, given its slots' setters, its defaults and
     its field names."""
     accepted = [(c, f) for c in _node_classes() if (f := _replaceable(c)) is not None]
-    shapes = {_shape(fields): None for _, fields in accepted}
-    makers = _makers(list(shapes))
+    shapes = [_shape(fields) for _, fields in accepted]
+    makers = _makers(list(dict.fromkeys(shapes)))
     result: list[tuple[type, Callable[..., None]]] = []
-    for cls, fields in accepted:
+    for (cls, fields), shape in zip(accepted, shapes, strict=True):
         cells: list[Any] = [getattr(cls, f.name).__set__ for f in fields]
         cells += [f.default_factory for f in fields if f.default_factory is not dataclasses.MISSING]
-        made = makers[_shape(fields)](*cells, _FACTORY, None)
+        made = makers[shape](*cells, _FACTORY, None)
         code = made.__code__.replace(
             co_varnames=("self", *(f.name for f in fields)),
             co_name="__init__",

@@ -220,7 +220,6 @@ class _Aligner:
         self._tree: list[ast.stmt] | None = None  # the whole module's, when blocks did not do
         self._first_ast: list[int] = []  # ast index of each libcst top-level statement
         self._blocks: list[int] | None = None  # where each top-level statement's text starts
-        self._remember = False  # whether block trees are remembered (an incremental parse)
         self._aligned: dict[int, bool] = {}  # top-level index -> whether `ast` could help
         self._row_base = 0  # rows before the text `ast` parsed
         self._ascii = parsed.text.isascii()
@@ -250,10 +249,6 @@ class _Aligner:
         statements. Sets the row base for `at`."""
         if self._blocks is None:
             known = self.parsed.block_starts  # the incremental parser's split, when it made one
-            # An edited document's blocks come back keystroke after keystroke: their trees are
-            # remembered. A file read once (the CLI) has nothing to gain from that, and the
-            # trees kept would only lengthen the cyclic collector's passes over what lives on.
-            self._remember = known is not None
             starts = list(known) if known is not None else complete_block_starts(self.parsed.text)
             self._blocks = starts if starts is not None else []
             if len(self._blocks) != len(self.parsed.module.body):
@@ -263,7 +258,11 @@ class _Aligner:
         start = self._blocks[top]
         end = self._blocks[top + 1] if top + 1 < len(self._blocks) else len(self.parsed.text)
         block = self.parsed.text[start:end]
-        nodes = _remembered_block(block) if self._remember else _block(block)
+        # An edited document's blocks come back keystroke after keystroke: their trees are
+        # remembered. A file read once (the CLI) has nothing to gain from that, and the trees
+        # kept would only lengthen the cyclic collector's passes over what lives on.
+        incremental = self.parsed.block_starts is not None
+        nodes = _remembered_block(block) if incremental else _block(block)
         if nodes is None or len(nodes) != count:
             return None
         self._row_base = bisect_right(self._line_starts, start) - 1
