@@ -7,6 +7,7 @@ torchlint and join every finding with its reviewed verdict (verdicts.toml).
     python benchmarks/mature/run.py --stubs new.toml # verdict stubs for unreviewed findings
     python benchmarks/mature/run.py --no-project     # each file alone
     python benchmarks/mature/run.py --json           # the numbers for machines
+    python benchmarks/mature/run.py --repo-batch 2026-12 --record-fresh   # first run of a batch
 
 Sources go to benchmarks/.mature/ (ignored by git): from local bare mirrors when there are
 some (`--mirrors`, default $TORCHLINT_MIRRORS or /work/.mirror), else from GitHub. A
@@ -18,12 +19,20 @@ neither side), false alarms per 25 files, error-severity false alarms, the false
 mechanism, and every finding without a verdict (exit status 1 when there is one, unless
 `--report-only`). Verdicts whose finding is gone are listed too: a TP that disappears is a
 lost detection, an FP that disappears is progress.
+
+New codebases come in batches (`batch = "..."` in manifest.toml). The first time a batch is
+checked, before any code is changed for it, `--record-fresh` keeps that run's findings in
+fresh/<batch>.json. The fresh table joins each kept first run with today's verdicts, so the
+project always sees how torchlint did on code it had not been tuned on, next to how it does
+on the same code now.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import subprocess
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -50,6 +59,8 @@ from pinned import (
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DIR = HERE.parent / ".mature"
+FRESH_DIR = HERE / "fresh"
+KEPT_FIELDS = ("repo", "file", "line", "code", "severity", "message", "text")
 VERDICTS = ("TP", "FP", "debatable")
 PIN_FILE = ".torchlint-pinned"
 
@@ -62,6 +73,7 @@ class Repo:
     kind: str
     check: tuple[str, ...]
     exclude: tuple[str, ...] = ()
+    batch: str = ""
 
 
 @dataclass
@@ -113,6 +125,7 @@ def load_manifest(path: Path) -> list[Repo]:
                 kind=entry.get("kind", ""),
                 check=tuple(entry["check"]),
                 exclude=tuple(entry.get("exclude", ())),
+                batch=entry.get("batch", ""),
             )
         )
     return repos
@@ -250,6 +263,96 @@ def summary(totals: Totals) -> dict[str, Any]:
     }
 
 
+def torchlint_commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=HERE,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def record_fresh(
+    batch: str, repos: list[Repo], files: dict[str, int], found: list[Finding]
+) -> Path:
+    """Keep a batch's first run: what torchlint said before anyone tuned it on that code."""
+    path = FRESH_DIR / f"{batch}.json"
+    if path.exists():
+        raise SystemExit(f"{path} exists: a batch has one first run (add a new batch instead)")
+    FRESH_DIR.mkdir(exist_ok=True)
+    names = {r.name for r in repos if r.batch == batch}
+    record = {
+        "batch": batch,
+        "date": datetime.date.today().isoformat(),
+        "torchlint": torchlint_commit(),
+        "files": {name: files[name] for name in sorted(names)},
+        "findings": [
+            {
+                k: getattr(f, k)
+                for k in ("repo", "file", "line", "code", "severity", "message", "text")
+            }
+            for f in found
+            if f.repo in names
+        ],
+    }
+    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def fresh_rows(verdicts: list[Verdict]) -> list[dict[str, Any]]:
+    """Each recorded batch's first run, judged by today's verdicts."""
+    rows = []
+    for path in sorted(FRESH_DIR.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        first = [Finding(verdict=None, **item) for item in record["findings"]]
+        for verdict in verdicts:
+            verdict.used = 0
+        join(first, [v for v in verdicts if v.mode in ("", "project")])
+        totals = Totals(files=sum(record["files"].values()))
+        mechanisms: Counter[str] = Counter()
+        errors = 0
+        for finding in first:
+            totals.add(finding)
+            if finding.verdict and finding.verdict.verdict == "FP":
+                mechanisms[finding.verdict.mechanism] += 1
+                errors += finding.severity == "error"
+        rows.append(
+            summary(totals)
+            | {
+                "batch": record["batch"],
+                "date": record["date"],
+                "torchlint": record["torchlint"],
+                "repos": len(record["files"]),
+                "error_false_alarms": errors,
+                "mechanisms": dict(mechanisms.most_common()),
+            }
+        )
+    for verdict in verdicts:
+        verdict.used = 0
+    return rows
+
+
+def print_fresh(rows: list[dict[str, Any]], now: dict[str, dict[str, Any]]) -> None:
+    print("\nfresh: each batch of new codebases on its first run (today's verdicts), and now")
+    print(
+        f"{'batch':<9} {'first run':<19} {'repos':>5} {'files':>6} {'findings':>9} {'TP':>4} "
+        f"{'FP':>4} {'deb':>4} {'new':>4} {'FA/25':>6} {'err FP':>6} {'FA/25 now':>10}"
+    )
+    for row in rows:
+        current = now.get(row["batch"])
+        now_text = "-" if current is None else f"{current['false_alarms_per_25_files']}"
+        print(
+            f"{row['batch']:<9} {row['date'] + ' ' + row['torchlint']:<19} {row['repos']:>5} "
+            f"{row['files']:>6} {row['findings']:>9} {row['TP']:>4} {row['FP']:>4} "
+            f"{row['debatable']:>4} {row['unreviewed']:>4} "
+            f"{row['false_alarms_per_25_files']:>6} {row['error_false_alarms']:>6} {now_text:>10}"
+        )
+        for mechanism, count in row["mechanisms"].items():
+            print(f"{'':<9} {count:>4}  {mechanism}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--manifest", type=Path, default=HERE / "manifest.toml")
@@ -263,9 +366,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stubs", type=Path, help="write verdict stubs for unreviewed ones")
     parser.add_argument("--show", help="list every finding of this verdict (TP, FP, debatable)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument("--repo-batch", help="only the repositories of this batch")
+    parser.add_argument(
+        "--record-fresh", action="store_true", help="keep this run as --repo-batch's first run"
+    )
     args = parser.parse_args(argv)
+    if args.record_fresh and (not args.repo_batch or args.repo or args.no_project):
+        parser.error("--record-fresh needs --repo-batch, whole-project mode and no --repo")
 
     repos = [r for r in load_manifest(args.manifest) if not args.repo or r.name in args.repo]
+    repos = [r for r in repos if not args.repo_batch or r.batch == args.repo_batch]
+    if args.repo_batch:
+        args.repo = [r.name for r in repos]
     verdicts = load_verdicts(args.verdicts)
     mode = "no-project" if args.no_project else "project"
     verdicts = [v for v in verdicts if not args.repo or v.repo in args.repo]
@@ -280,6 +392,11 @@ def main(argv: list[str] | None = None) -> int:
         found = findings_of(repo, root, files, project=not args.no_project)
         findings.extend(found)
         per_repo[repo.name] = Totals(files=len(files))
+    if args.record_fresh:
+        kept = record_fresh(
+            args.repo_batch, repos, {n: t.files for n, t in per_repo.items()}, findings
+        )
+        print(f"first run of batch {args.repo_batch} kept in {kept}", file=sys.stderr)
     join(findings, verdicts)
 
     total = Totals(files=sum(t.files for t in per_repo.values()))
@@ -296,6 +413,17 @@ def main(argv: list[str] | None = None) -> int:
                 error_fps.append(finding)
     unreviewed = [f for f in findings if f.verdict is None]
     gone = [v for v in verdicts if v.used == 0]
+    batch_of = {r.name: r.batch for r in repos}
+    per_batch: dict[str, Totals] = defaultdict(Totals)
+    for name, t in per_repo.items():
+        if batch_of[name]:
+            per_batch[batch_of[name]].files += t.files
+    for finding in findings:
+        if batch_of[finding.repo]:
+            per_batch[batch_of[finding.repo]].add(finding)
+    now = {batch: summary(t) for batch, t in per_batch.items()} if not args.no_project else {}
+    all_verdicts = load_verdicts(args.verdicts)
+    fresh = fresh_rows(all_verdicts)
 
     if args.stubs and unreviewed:
         args.stubs.write_text("\n".join(stub(f) for f in unreviewed), encoding="utf-8")
@@ -308,6 +436,8 @@ def main(argv: list[str] | None = None) -> int:
             "repos": {name: summary(t) for name, t in per_repo.items()},
             "codes": {code: summary(t) for code, t in sorted(per_code.items())},
             "mechanisms": dict(mechanisms.most_common()),
+            "fresh": fresh,
+            "batches_now": now,
             "unreviewed": [f.__dict__ | {"verdict": None} for f in unreviewed],
             "gone": [{k: v for k, v in g.__dict__.items() if k != "used"} for g in gone],
         }
@@ -352,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         print("\nerror-severity false alarms:")
         for f in error_fps:
             print(f"  {f.repo}/{f.file}:{f.line}: {f.code} [{f.verdict and f.verdict.mechanism}]")
+    if fresh:
+        print_fresh(fresh, now)
     if args.show:
         print(f"\nfindings judged {args.show}:")
         for f in findings:
