@@ -127,6 +127,26 @@ _OPTIMIZER_PREFIXES = (
     "transformers.optimization.",
 )
 _DATALOADER_CLASSES = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+# Libraries' subclasses of `DataLoader` that keep its contract (its `shuffle`, `sampler`,
+# `num_workers`, `pin_memory`): graph loaders. Samplers that draw their own random subgraphs
+# (GraphSAINT, Cluster-GCN, ShaDow) are left out: their order is not the loader's.
+_DATALOADER_CLASSES |= {
+    f"torch_geometric.loader.{name}"
+    for name in (
+        "DataLoader",
+        "NeighborLoader",
+        "LinkNeighborLoader",
+        "HGTLoader",
+        "DenseDataLoader",
+        "DataListLoader",
+        "NeighborSampler",
+    )
+}
+_DATALOADER_CLASSES |= {
+    "torch_geometric.data.DataLoader",
+    "dgl.dataloading.DataLoader",
+    "dgl.dataloading.GraphDataLoader",
+}
 _OTHER_ROLES = {
     "torch.utils.data.DistributedSampler": "distributed-sampler",
     "torch.utils.data.distributed.DistributedSampler": "distributed-sampler",

@@ -57,6 +57,9 @@ class CrossEntropyInput:
     criterion: str | None = None
     criterion_value: Value | None = None  # what the called object holds (see values.py)
     loss: str = "cross-entropy"  # or "nll": `F.nll_loss` / `nn.NLLLoss`, known as such
+    # The item of the producer's result the value is (`label` after `validity, label =
+    # D(x)`: 1), or None when it is the whole result.
+    element: int | None = None
 
 
 @dataclass

@@ -23,7 +23,7 @@ from torchlint.analysis.model import (
     WithFrame,
     WithKind,
 )
-from torchlint.analysis.names import rebind, strip_module_wrapper
+from torchlint.analysis.names import dotted, rebind, strip_module_wrapper
 from torchlint.analysis.record import record
 from torchlint.analysis.resolve import Roles, call_binding
 
@@ -179,6 +179,25 @@ class LoopModels:
         # reported at the call in this file through which that loop reaches it:
         # id(copied node) -> (the original node, the call in this file, the original event).
         self.foreign_nodes: dict[int, tuple[cst.CSTNode, Event, Event]] = {}
+        self._aliases: dict[int, dict[str, str]] = {}
+
+    def aliases(self, scope: Scope) -> dict[str, str]:
+        """The local names of a method that only alias an attribute of its object (`model =
+        self.model`): the same object as the attribute, in every method."""
+        found = self._aliases.get(id(scope))
+        if found is None:
+            found = self._aliases[id(scope)] = (
+                attribute_aliases(scope.node) if scope.class_name is not None else {}
+            )
+        return found
+
+    def unalias(self, scope: Scope, text: str | None) -> str | None:
+        aliases = self.aliases(scope)
+        if not text or not aliases:
+            return text
+        root = text.split(".", 1)[0].split("[", 1)[0]
+        target = aliases.get(root)
+        return text if target is None else target + text[len(root) :]
 
     @cached_property
     def all(self) -> list[LoopModel]:
@@ -204,7 +223,8 @@ class LoopModels:
             if position < 0 and not loop.runner:
                 continue
             frames = event.path[position + 1 :]
-            self._add(events, event, frames, event.receiver, event, event.subject_is_tensor, loop)
+            receiver = self.unalias(loop.scope, event.receiver)
+            self._add(events, event, frames, receiver, event, event.subject_is_tensor, loop)
             callee = self.callee_of(event, NO_BINDING)
             if event.kind is Kind.CALL and callee is not None:
                 binding = call_binding(event, callee)
@@ -257,14 +277,15 @@ class LoopModels:
             if consts and _dead(event, consts):
                 continue  # `if reduction == "mean":` in a helper called with "none"
             frames = prefix + event.path
-            receiver = rebind(event.receiver, binding) if event.receiver else None
+            written = self.unalias(scope, event.receiver)
+            receiver = rebind(written, binding) if written else None
             is_tensor = event.subject_is_tensor
             if is_tensor is None and event.subject is not None:
                 is_tensor = True if event.subject in tensor_params else None
             reach = frozenset(rebind(t, binding) for t in event.reach) if event.reach else None
             self._add(
                 out, event, frames, receiver, site, is_tensor, loop, values, reach,
-                is_local(event.receiver),
+                is_local(written),
             )  # fmt: skip
             callee = self.callee_of(event, values)
             if event.kind is Kind.CALL and callee is not None and callee not in stack:
@@ -392,3 +413,52 @@ def runs_every_iteration(event: IterEvent) -> bool:
     """No guard between the loop and the event makes it skip iterations (rank checks and
     configuration switches still run every step where they are on)."""
     return all(g.kind in (GuardKind.RANK, GuardKind.CONFIG) for g in event.guards)
+
+
+def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
+    """`name -> self.attr` for each name a function assigns once, from an attribute of `self`
+    (`model = self.model`, `net = self.model.module`), and binds no other way."""
+    assigned: dict[str, list[cst.BaseExpression | None]] = {}
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        kind = type(current)
+        if kind is cst.Assign:
+            assert isinstance(current, cst.Assign)
+            for target in current.targets:
+                if type(target.target) is cst.Name:
+                    assigned.setdefault(target.target.value, []).append(current.value)
+                else:
+                    for name in _target_names(target.target):
+                        assigned.setdefault(name, []).append(None)
+        elif kind in (cst.AugAssign, cst.AnnAssign):
+            target = current.target  # type: ignore[attr-defined]
+            for name in _target_names(target):
+                assigned.setdefault(name, []).append(None)
+        elif kind is cst.For or kind is cst.WithItem:
+            target = current.target if kind is cst.For else current.asname  # type: ignore[attr-defined]
+            if target is not None:
+                inner = target.name if isinstance(target, cst.AsName) else target
+                for name in _target_names(inner):
+                    assigned.setdefault(name, []).append(None)
+        nested = current is not node and isinstance(
+            current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+        )
+        if not nested and not isinstance(current, cst.BaseExpression):
+            stack.extend(current.children)
+    aliases = {}
+    for name, values in assigned.items():
+        if len(values) != 1 or values[0] is None or type(values[0]) is not cst.Attribute:
+            continue
+        text = dotted(values[0])
+        if text is not None and text.startswith("self.") and name != "self":
+            aliases[name] = text
+    return aliases
+
+
+def _target_names(node: cst.BaseExpression) -> list[str]:
+    if isinstance(node, cst.Name):
+        return [node.value]
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return [n for element in node.elements for n in _target_names(element.value)]
+    return []

@@ -101,6 +101,14 @@ class GuardFrame:
     kind: GuardKind
     condition: str = ""  # the test as written: two `if use_amp:` blocks branch together
     reads: frozenset[str] = frozenset()  # the names (dotted) the test reads
+    # What a flag test stands for, as written where it was assigned (`should_step = step %
+    # accum == 0` ... `if should_step:` gives "step % accum == 0"); "" for any other test.
+    defined: str = ""
+
+    @property
+    def counts_steps(self) -> bool:
+        """The test is a step counter's modulo (`i % n == 0`), directly or through a flag."""
+        return "%" in self.condition or "%" in self.defined
 
 
 @dataclass(eq=False)
@@ -174,6 +182,9 @@ class Event:
     reach: frozenset[str] = frozenset()
     arg_values: tuple[Value, ...] = ()
     kwarg_values: tuple[tuple[str, Value], ...] = ()
+    # CALL of a function of this module: "softmax" / "log_softmax" for each positional
+    # argument known to be one (`loss_fn(F.softmax(out, 1), y)`), else None; () for none.
+    arg_probs: tuple[str | None, ...] = ()
 
     @property
     def loops(self) -> tuple[LoopFrame, ...]:
@@ -228,6 +239,8 @@ class Scope:
     tensor_names: set[str] = field(default_factory=set)
     # What each `return` gives: "softmax" / "log_softmax", or None for anything else.
     returns: list[str | None] = field(default_factory=list)
+    # For each `return a, b`: the same for each item; None for a return of anything else.
+    return_items: list[tuple[str | None, ...] | None] = field(default_factory=list)
     # For each `return Constructor(...)`: the constructed role (`tensor-dataset`), else None.
     returned_roles: list[str | None] = field(default_factory=list)
     # Set on the scopes of another project file collected for its callers (None: this file).
@@ -256,6 +269,15 @@ class Scope:
         if len(kinds) == 1:
             return next(iter(kinds))
         return None
+
+    def returns_softmax_at(self, index: int) -> str | None:
+        """ "softmax" / "log_softmax" when every `return` gives a tuple whose item `index` is
+        one (`return self.adv(h), self.aux(h)` with `aux` ending in a softmax)."""
+        items = self.return_items
+        if not items or any(i is None or len(i) <= index for i in items):
+            return None
+        kinds = {i[index] for i in items if i is not None}
+        return next(iter(kinds)) if len(kinds) == 1 else None
 
     @property
     def is_module(self) -> bool:

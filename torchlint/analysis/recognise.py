@@ -357,9 +357,10 @@ class CallRecogniser:
         if criterion is not None and softmax is None and producer is None:
             return  # nothing that could make a parameter call interesting
         called = values.object_of(node.func) if criterion is not None else None
+        element = values.unpacked.get(dotted(base) or "") if producer is not None else None
         self.walk.facts.ce_inputs.append(
             CrossEntropyInput(
-                node, value, softmax, producer, self.walk.scope, criterion, called, loss
+                node, value, softmax, producer, self.walk.scope, criterion, called, loss, element
             )
         )
 
@@ -623,8 +624,8 @@ class CallRecogniser:
             subject_no_grad=via != "framework" and values.no_grad_name(root),
             reach=values.reach_of(loss if loss is not None else receiver_node),
         )
-        if via == "tensor" and root is not None:
-            values.mark_backward(root)
+        if via == "tensor" and root is not None and _names_a_tensor(loss, root):
+            values.mark_backward(root)  # not `model` in `model(x).sum().backward()`
 
     def step(self, node: cst.Call, receiver: str) -> None:
         if self.walk.is_scaler(receiver):
@@ -676,6 +677,10 @@ class CallRecogniser:
             event.arg_consts = _literal_arguments(node)
         if ref[0] in ("name", "method") and (ref[0] == "method" or not self.walk.defines(ref[1])):
             event.obj = values.object_of_text(receiver)  # what is called, or its receiver
+        elif ref[0] == "name" and type(node) is cst.Call and args:
+            probs = tuple(values.softmax_of(a.value) for a in positional)
+            if any(probs):
+                event.arg_probs = probs  # a loss helper handed probabilities
 
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)
@@ -799,3 +804,18 @@ def _chain_has_sync(node: cst.BaseExpression) -> bool:
             node = node.value
         else:
             return False
+
+
+def _names_a_tensor(loss: cst.BaseExpression | None, root: str) -> bool:
+    """Whether the backpropagated expression is its root name itself, or an attribute or item
+    of it (`loss`, `out.loss`, `losses[0]`), not the result of calling it (`model(x).sum()`)."""
+    node = loss
+    while node is not None and type(node) in (cst.Attribute, cst.Subscript, cst.Call):
+        if type(node) is cst.Call:
+            func = node.func
+            if type(func) is not cst.Attribute:
+                return False  # `model(x)`: the root is called
+            node = func.value
+            continue
+        node = node.value  # type: ignore[attr-defined]
+    return type(node) is cst.Name and node.value == root

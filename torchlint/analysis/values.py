@@ -44,8 +44,9 @@ from torchlint.analysis.record import record
 
 # Methods whose result is a Python value or a CPU copy, not a device tensor.
 PY_VALUE_METHODS = {"item", "tolist", "numpy", "cpu", "size", "dim", "numel", "ndimension"}
-# Methods whose result no longer carries gradients.
-DETACHING_METHODS = PY_VALUE_METHODS | {
+# Methods whose result no longer carries gradients (`.cpu()` is a differentiable copy: it
+# keeps the graph, and with it the activations on the device).
+DETACHING_METHODS = (PY_VALUE_METHODS - {"cpu"}) | {
     "detach",
     "argmax",
     "argmin",
@@ -254,6 +255,8 @@ class Values:
         self.params = params
         self.scope = scope  # None at module level
         self.env: dict[str, Value] = {}
+        # Names bound by unpacking a call's result (`validity, label = D(x)`): which item.
+        self.unpacked: dict[str, int] = {}
 
     # --- updates ------------------------------------------------------------------------
 
@@ -283,6 +286,7 @@ class Values:
             host=current.host,
             no_grad=current.no_grad,
             reach=current.reach,
+            producer=current.producer,  # `validity, label = D(x)`: both are D's output
             text=item.text or text,
         )
 
@@ -290,6 +294,7 @@ class Values:
         """`text = node`: the value `node` evaluates to, with what it means for tensors."""
         value = self.evaluate(node, text, under_no_grad=under_no_grad)
         self.env[text] = value
+        self.unpacked.pop(text, None)
         return value
 
     def evaluate(
@@ -395,7 +400,7 @@ class Values:
         when nothing else in the expression can carry one (`graph` is known to be False)."""
         if graph is not False:
             return False
-        return any((v := self.env.get(n)) is not None and v.no_grad for n in _names_in(node))
+        return any((v := self.env.get(n)) is not None and v.no_grad for n in names_in(node))
 
     def bind_loop_targets(self, names: list[str], element: Value = UNKNOWN) -> None:
         """The variables of a `for` loop: a loader's batch (on the host), or each item of a
@@ -545,6 +550,10 @@ class Values:
                 return True
             if self.builtin_of_graph(node) or self.forward_call(node):
                 return True
+            if method in _FRAMEWORK_REDUCTIONS and node.args:
+                receiver_text = dotted(func.value) or ""
+                if looks_like_framework(receiver_text) and self.is_graph(node.args[0].value):
+                    return True  # `accelerator.reduce(loss)`: a reduced copy, graph and all
             return None if receiver is None else self._args_graph(node)
         if self.builtin_of_graph(node) or self.forward_call(node):
             return True
@@ -565,15 +574,37 @@ class Values:
         """A value on the host: taken from a loader batch and not moved to a device (`y`,
         `batch["label"]`), or made by a torch factory on the CPU (`torch.randint(0, n, (1,))`,
         `torch.zeros(3, device="cpu")`)."""
-        if type(node) is cst.Call:
+        kind = type(node)
+        if kind is cst.Call:
+            assert isinstance(node, cst.Call)
             qual = self.ns.imports.qualify(node.func)
             if qual in HOST_CONSTRUCTORS:
                 device = _device_argument(node)
                 return device is None or _is_cpu(device)
+            func = node.func
+            if qual is None and type(func) is cst.Attribute and func.attr.value not in _MOVES:
+                return self.is_host(func.value)  # `mask.bool()`, `y.sum()`: where `y` is
             return False
+        if kind is cst.UnaryOperation:
+            assert isinstance(node, cst.UnaryOperation)
+            return self.is_host(node.expression)  # `~batch["mask"]`, `-y`
+        if kind is cst.BinaryOperation:
+            assert isinstance(node, cst.BinaryOperation)
+            return self._host_operands(node.left, node.right)
+        if kind is cst.Comparison:
+            assert isinstance(node, cst.Comparison)
+            return self._host_operands(node.left, *(c.comparator for c in node.comparisons))
         while type(node) is cst.Subscript or type(node) is cst.Attribute:
+            if type(node) is cst.Attribute and node.attr.value == "grad":
+                return False  # `p.grad`: a gradient lives where its parameter does
             node = node.value
         return type(node) is cst.Name and self._fact(node.value, "host")
+
+    def _host_operands(self, *operands: cst.BaseExpression) -> bool:
+        """An operator's result is on the host when an operand is and every other one is a
+        host value or a Python literal (`labels == -100`, `mask * 2`)."""
+        hosts = [self.is_host(o) for o in operands]
+        return any(hosts) and all(h or _is_literal(o) for h, o in zip(hosts, operands, strict=True))
 
     def softmax_of(self, node: cst.BaseExpression) -> str | None:
         """ "softmax" / "log_softmax" when `node` is the output of one (through reshapes and
@@ -1093,7 +1124,7 @@ def _either(a: bool | None, b: bool | None) -> bool | None:
     return False
 
 
-def _names_in(node: cst.BaseExpression) -> set[str]:
+def names_in(node: cst.BaseExpression) -> set[str]:
     """The plain names an expression reads (roots of attribute chains included)."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [node]
@@ -1115,3 +1146,22 @@ def _names_in(node: cst.BaseExpression) -> set[str]:
         elif isinstance(current, cst.Tuple | cst.List):
             stack.extend(e.value for e in current.elements)
     return found
+
+
+# A framework's collectives that return the reduced tensor (Accelerate, Fabric): the result
+# is a copy that keeps the autograd graph of what was reduced.
+_FRAMEWORK_REDUCTIONS = {"reduce", "gather", "gather_for_metrics", "all_reduce", "all_gather"}
+
+# Methods that take a tensor off the host (or return a device copy).
+_MOVES = {"to", "cuda", "pin_memory"}
+
+
+def _is_literal(node: cst.BaseExpression) -> bool:
+    """A Python number, string or constant (`-100`, `0.5`, `None`, `True`)."""
+    if type(node) is cst.UnaryOperation:
+        assert isinstance(node, cst.UnaryOperation)
+        return _is_literal(node.expression)
+    if type(node) is cst.Name:
+        assert isinstance(node, cst.Name)
+        return node.value in ("None", "True", "False")
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString))

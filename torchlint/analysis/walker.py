@@ -280,7 +280,11 @@ class Walker:
 
     def guard(self, node: cst.CSTNode, test: cst.BaseExpression, branch: int) -> GuardFrame:
         kind = classify_guard(test, branch == 1, self.definition)
-        frame = GuardFrame(node, branch, kind, self.condition_text(test), _reads(test))
+        defined = ""
+        if kind is GuardKind.PERIODIC and type(test) in (cst.Name, cst.Attribute):
+            flag = self.definition(test)
+            defined = self.condition_text(flag) if flag is not None else ""
+        frame = GuardFrame(node, branch, kind, self.condition_text(test), _reads(test), defined)
         if self.loop_guards:
             self.loop_guards[-1].append(frame)
         return frame
@@ -446,7 +450,9 @@ class Walker:
                 if name not in self.rebound_here:
                     self.imports.aliases[name] = target
         scope.tensor_names = self.values.tensors
-        roots = {_root(text) for text in self.values.env}
+        # Names the function binds itself; `model.mem.k.requires_grad = False` stores into
+        # an object, it does not rebind `model`.
+        roots = {text for text in self.values.env if _root(text) == text}
         scope.bound = frozenset(roots - {"self", *params})
         self.scope, self.frames, self.values, self.loop_assigned, self.flags = saved
 
@@ -495,6 +501,12 @@ class Walker:
                 self.scope.return_reach |= self.values.reach_of(node.value)
                 self.scope.return_graphs.append(self.values.graph_of(node.value))
                 self.scope.returns.append(self.values.softmax_of(node.value))
+                returned = node.value
+                if type(returned) is cst.Tuple:
+                    items = tuple(self.values.softmax_of(e.value) for e in returned.elements)
+                    self.scope.return_items.append(items)
+                else:
+                    self.scope.return_items.append(None)
                 value = node.value
                 qual = self.imports.qualify(value.func) if type(value) is cst.Call else None
                 self.scope.returned_roles.append(constructor_role(qual) if qual else None)
@@ -532,6 +544,8 @@ class Walker:
             for i, element in enumerate(target.elements):
                 self.assign(element.value, values[i] if values is not None else value)
                 text = dotted(element.value)
+                if values is None and text is not None and type(value) is cst.Call:
+                    self.values.unpacked[text] = i  # `validity, label = D(x)`
                 if whole is not UNKNOWN and text is not None:
                     # `train_loader, val_loader = make_loaders()`: each name one item of it
                     self.values.put(text, self.values.item_of(text, whole, i))

@@ -35,8 +35,14 @@ class ClipWithoutUnscale(Rule):
                 if not scaled:
                     continue
                 backward = scaled[-1]
+                # An unscale between the backward and the clip, in the clip's line of loops or
+                # in a loop of its own that finished before the clip's (`for opt in optimizers:
+                # scaler.unscale_(opt)`, then `for opt in optimizers: clip_grad_norm_(...)`):
+                # sibling loops over the same objects run as one sequence per element.
                 unscaled = any(
-                    e.kind is Kind.SCALER_UNSCALE and e.related(clip)
+                    e.kind is Kind.SCALER_UNSCALE
+                    and (e.related(clip) or e.related(backward))
+                    and not e.exclusive_with(clip)
                     for e in events[backward.index : clip.index]
                 )
                 if unscaled:

@@ -48,8 +48,8 @@ class Fp16WithoutScaler(Rule):
 
     def _fp16_forward(self, model: LoopModel, backward: IterEvent) -> IterEvent | None:
         for e in model.events[: backward.index]:
-            if e.kind is not Kind.CALL or not e.related(backward):
-                continue
+            if e.kind is not Kind.CALL or not e.related(backward) or e.exclusive_with(backward):
+                continue  # (`if scaler is None: ... else: with autocast(): ...` twice)
             frames = context(model, e)
             frame = autocast_frame(frames)
             device = frame.autocast_device if frame is not None else None

@@ -27,34 +27,44 @@ class UnshuffledTrainingLoader(Rule):
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.step_loops:
             for loader in ctx.links.loaders_of(model.loop):
-                args = LoaderArgs(loader.node)
-                sometimes = self._sampler_may_be_none(ctx, loader)
-                if args.has_unpacking or (
-                    not sometimes
-                    and self._orders_itself(
-                        ctx, args, loader.scope, loader in ctx.facts.constructed
-                    )
-                ):
-                    continue
-                shuffle = args.get("shuffle", 2)
-                if shuffle is not None and not (
-                    isinstance(shuffle, cst.Name) and shuffle.value == "False"
-                ):
-                    continue  # shuffle=True, or read from a variable
-                when = (
-                    " whenever its sampler is None (`sampler=...` is only set on some runs, "
-                    "such as distributed ones)"
-                    if sometimes
-                    else ""
-                )
-                ctx.report(
-                    loader.node,
-                    f"`{loader.target}` feeds the {model.loop.label} (line "
-                    f"{ctx.line_of(model.loop.node)}) in the same order every epoch{when}, so "
-                    "batches stay correlated and the model can fit the order; pass "
-                    "`shuffle=True` (or a sampler).",
-                    at=loader.named_at or model.loop.node,
-                )
+                feeds = f"feeds the {model.loop.label} (line {ctx.line_of(model.loop.node)})"
+                self._judge(ctx, loader, feeds, loader.named_at or model.loop.node)
+        for loader, owner in _lightning_training_loaders(ctx):
+            feeds = f"that `{owner}.train_dataloader()` returns feeds Lightning's training loop"
+            self._judge(ctx, loader, feeds, loader.node, built_here=True)
+
+    def _judge(
+        self,
+        ctx: RuleContext,
+        loader: ConstructedObject,
+        feeds: str,
+        at: cst.CSTNode,
+        built_here: bool = False,
+    ) -> None:
+        args = LoaderArgs(loader.node)
+        sometimes = self._sampler_may_be_none(ctx, loader)
+        if args.has_unpacking or (
+            not sometimes
+            and self._orders_itself(
+                ctx, args, loader.scope, built_here or loader in ctx.facts.constructed
+            )
+        ):
+            return
+        shuffle = args.get("shuffle", 2)
+        if shuffle is not None and not (isinstance(shuffle, cst.Name) and shuffle.value == "False"):
+            return  # shuffle=True, or read from a variable
+        when = (
+            " whenever its sampler is None (`sampler=...` is only set on some runs, "
+            "such as distributed ones)"
+            if sometimes
+            else ""
+        )
+        ctx.report(
+            loader.node,
+            f"`{loader.target}` {feeds} in the same order every epoch{when}, so batches stay "
+            "correlated and the model can fit the order; pass `shuffle=True` (or a sampler).",
+            at=at,
+        )
 
     def _sampler_may_be_none(self, ctx: RuleContext, loader: ConstructedObject) -> bool:
         """`sampler=DistributedSampler(ds) if ddp else None`: no sampler on a single GPU."""
@@ -112,3 +122,35 @@ class UnshuffledTrainingLoader(Rule):
             if "Iterable" in base or not self._map_style_class(ctx, base, seen):
                 return False
         return True
+
+
+_LIGHTNING_HOLDERS = ("LightningDataModule", "LightningModule")
+
+
+def _lightning_training_loaders(ctx: RuleContext) -> list[tuple[ConstructedObject, str]]:
+    """The loaders that the `train_dataloader()` hook of a LightningDataModule (or of a
+    LightningModule) of this file builds, with the class's name."""
+    found: list[tuple[ConstructedObject, str]] = []
+    for info in ctx.facts.classes.values():
+        if not any(base.rsplit(".", 1)[-1] in _LIGHTNING_HOLDERS for base in info.bases):
+            continue
+        hook = info.methods.get("train_dataloader")
+        if hook is None:
+            continue
+        built = [o for o in ctx.facts.constructed if o.role == "dataloader" and o.scope is hook]
+        for node, value in zip(hook.return_nodes, hook.return_values, strict=False):
+            # `return DataLoader(...)` in the hook itself: a loader a helper method builds is
+            # judged where its dataset is known, not here.
+            resolved = ctx.roles.flow.resolve(value)
+            if resolved.what is not What.LOADER or not isinstance(node, cst.Call):
+                continue
+            if ctx.facts.imports.qualify(node.func) is None:
+                continue
+            if not any(o.node is node for o in built):
+                text = (resolved.cls or "DataLoader").rsplit(".", 1)[-1] + "(...)"
+                obj = ConstructedObject(
+                    "dataloader", text, resolved.cls or "", node, hook, value=resolved
+                )
+                built.append(obj)
+        found.extend((obj, info.name) for obj in built)
+    return found

@@ -10,7 +10,7 @@ import libcst as cst
 
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-from torchlint.rules.distributed.ranks import MAIN, reached_by
+from torchlint.rules.distributed.ranks import MAIN, OTHERS, reached_by
 from torchlint.rules.distributed.sites import (
     CallSite,
     Sites,
@@ -80,10 +80,22 @@ class CollectiveUnderRankGuard(Rule):
             if side is None:
                 continue
             sense, test = side
-            if self._balanced(ctx, sites, site, found, sense, runs):
+            counts = self._path_counts(ctx, sites, site, found, runs)
+            if counts[MAIN] == counts[OTHERS]:
                 continue
             who = "the main process" if sense is MAIN else "every process but the main one"
             where = f" ({test})" if test else " (a function only the main process runs)"
+            others = counts[not sense]
+            if others:  # a barrier after the rank-0 block, say: the counts still differ
+                mine, theirs = counts[sense], "the other ranks" if sense is MAIN else "rank 0"
+                ctx.report(
+                    site.call,
+                    f"`{_shown(ctx, site.call, found.name)}` runs only for {who}{where}, so "
+                    f"that path enters `{last(found.name)}` {_times(mine)} in this function and "
+                    f"{theirs} {_times(others)}: the collectives pair up wrongly and the job "
+                    "hangs; call it on every rank, outside the rank test.",
+                )
+                continue
             if found.via:
                 shown = _shown(ctx, site.call, found.via)
                 what = f"`{shown}` runs the collective `{found.name}`{found.row_note}"
@@ -137,31 +149,37 @@ class CollectiveUnderRankGuard(Rule):
                 break
         return runs
 
-    def _balanced(
+    def _path_counts(
         self,
         ctx: RuleContext,
         sites: Sites,
         site: CallSite,
         found: _Collective,
-        sense: bool,
         runs: dict[int, tuple[str, int]],
-    ) -> bool:
-        """The other ranks run the same collective in their own branch: `if rank == 0:
-        broadcast(x) else: broadcast(y)`, or the barrier pair that lets the main process go
-        first (`if rank not in (-1, 0): barrier()` ... `if rank == 0: barrier()`)."""
+    ) -> dict[bool, int]:
+        """Every rank runs the collective as many times along its path through the function:
+        `if rank == 0: broadcast(x) else: broadcast(y)`, or the barrier pair that lets the main
+        process go first (`if rank not in (-1, 0): barrier()` ... `if rank == 0: barrier()`).
+        A barrier after the rank-0 block is no excuse for one inside it: rank 0 enters the
+        barrier twice, the others once."""
         kind = last(found.name)
+        counts = {True: 0, False: 0}  # the main process's path, the other ranks' path
         for other in sites.in_function(site.function):
-            if other is site:
-                continue
-            other_found = self._collective(ctx, sites, other, runs)
+            other_found = found if other is site else self._collective(ctx, sites, other, runs)
             if other_found is None:
                 continue
-            name = other_found.name
-            same = last(name) == kind or (kind in _BARRIERS and last(name) in _BARRIERS)
+            name = last(other_found.name)
+            if not (name == kind or (kind in _BARRIERS and name in _BARRIERS)):
+                continue
             side = reached_by(other)
-            if same and (side is None or side[0] is not sense):
-                return True
-        return False
+            for path in counts:
+                if side is None or (side[0] is MAIN) == path:
+                    counts[path] += 1
+        return counts
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else "twice" if count == 2 else f"{count} times"
 
 
 def _direct(ctx: RuleContext, site: CallSite) -> str | None:

@@ -7,8 +7,9 @@ import re
 import libcst as cst
 
 from torchlint.analysis.apis import DATA_NAME
-from torchlint.analysis.model import Event, Kind
+from torchlint.analysis.model import Event, Kind, Scope
 from torchlint.analysis.names import last_segment, looks_like_model
+from torchlint.analysis.values import names_in
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized
@@ -32,6 +33,8 @@ class LossAccumulatedWithGraph(Rule):
                     continue
                 if self._backpropagated(event) or not self._outlives_iteration(ctx, event):
                     continue  # a per-step sum of loss terms, reset each step and backpropagated
+                if _consumed(ctx, event):
+                    continue  # a pipeline schedule's queue: each graph is popped for its backward
                 if _returns_numbers(ctx, event):
                     continue  # `total += loss_compute(out, y)` whose `__call__` returns `.item()`
                 if not self._in_training(ctx, event) and not (
@@ -56,6 +59,36 @@ class LossAccumulatedWithGraph(Rule):
                     f"the {kept} `{target}` holds every iteration's graph and activations alive "
                     f"(memory grows each step); {advice}.",
                     fix=self._fix(ctx, event, detach),
+                )
+        self._check_meters(ctx)
+
+    def _check_meters(self, ctx: RuleContext) -> None:
+        """`meter.update(loss, n)` in a training loop, where the meter (an object of a class of
+        this file, made before the loop) adds its argument to an attribute of its own
+        (`self.sum += val * n`): the running total lives in the meter, with every
+        iteration's graph."""
+        for model in ctx.loops.training:
+            backpropagated = {
+                e.receiver for e in model.events if e.kind is Kind.BACKWARD and e.receiver
+            }
+            for e in model.events:
+                call = e.event
+                if e.kind is not Kind.CALL or e.depth != 0 or not call.receiver:
+                    continue
+                method = _meter_method(ctx, call, model.loop.order)
+                if method is None:
+                    continue
+                found = _added_argument(call, method, backpropagated)
+                if found is None:
+                    continue
+                argument, total = found
+                ctx.report(
+                    call.node,
+                    f"`{ctx.text(call.node)}` hands `{argument}`, still attached to its autograd "
+                    f"graph, to `{method.qualname}()`, which adds it to `{total}`, so the meter "
+                    "holds every iteration's graph and activations alive (memory grows each "
+                    f"step); pass `{argument}.detach()` (and read the total with `.item()` when "
+                    "it is reported, not on every step).",
                 )
 
     def _outlives_iteration(self, ctx: RuleContext, event: Event) -> bool:
@@ -95,6 +128,61 @@ class LossAccumulatedWithGraph(Rule):
         method = "detach" if detach else "item"
         content = f"{parenthesized(ctx, event.value)}.{method}()"
         return ctx.fix("unsafe", f"Use `.{method}()`", ctx.replace(event.value, content))
+
+
+def _meter_method(ctx: RuleContext, call: Event, order: int) -> Scope | None:
+    """The method a call runs on an object of a class of this file built before the loop."""
+    for obj in ctx.facts.constructed:
+        if obj.target == call.receiver and obj.role == "instance" and obj.order < order:
+            info = ctx.facts.classes.get(obj.qualname)
+            method = info.methods.get(call.method or "") if info is not None else None
+            if method is not None:
+                return method
+    return None
+
+
+def _added_argument(call: Event, method: Scope, attached: set[str]) -> tuple[str, str] | None:
+    """The argument (as written) that is a backpropagated loss and that the method adds to
+    an attribute of its object, with that attribute: `("loss", "self.sum")`."""
+    params = [p for p in method.params if p != "self"]
+    bound = {p: t for p, t in zip(params, call.arg_texts, strict=False) if t in attached}
+    bound |= {k: t for k, t in call.kwarg_texts if t in attached and k in params}
+    if not bound:
+        return None
+    for node in _aug_assignments(method.node):
+        target = node.target
+        if type(target) is not cst.Attribute or type(target.value) is not cst.Name:
+            continue
+        if target.value.value != "self":
+            continue
+        for name in names_in(node.value):
+            if name in bound:
+                return bound[name], f"self.{target.attr.value}"
+    return None
+
+
+def _aug_assignments(node: cst.CSTNode) -> list[cst.AugAssign]:
+    """The `x += ...` statements of a function's own body (nested blocks included)."""
+    found: list[cst.AugAssign] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.AugAssign:
+            found.append(current)
+        elif not isinstance(current, cst.BaseExpression):
+            stack.extend(current.children)
+    return found
+
+
+def _consumed(ctx: RuleContext, event: Event) -> bool:
+    """The list is a queue its function drains (`outputs.pop(0)`, `queue.popleft()`, `del
+    outputs[0]`): a pipeline schedule keeps each micro-batch's output until its backward, and
+    the graphs go as they are used."""
+    if not isinstance(event.node, cst.Call) or not event.receiver:
+        return False
+    name = re.escape(event.receiver)
+    drained = re.compile(rf"(?<![\w.]){name}\.(?:pop|popleft)\(|\bdel\s+{name}\[")
+    return bool(drained.search(ctx.text(event.scope.node)))
 
 
 _LOSS_NAME = re.compile(r"loss|criterion", re.IGNORECASE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from torchlint.analysis.apis import ENGINE_NAME
 from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches
 from torchlint.analysis.loops import LoopModel
-from torchlint.analysis.model import Kind
+from torchlint.analysis.model import Kind, Scope
 from torchlint.analysis.training import (
     called_name,
     is_opaque_call,
@@ -45,6 +45,9 @@ class MissingOptimizerStep(Rule):
                 continue  # e.g. micro-batch backward in a loop, step after it
             if _times_itself(model):
                 continue  # a benchmark or profiler timing forward and backward passes
+            framework = backward.event.via == "framework"  # its engine owns the optimizer
+            if not framework and _schedule_of_a_caller(ctx, model.loop.scope):
+                continue  # a micro-batch schedule: the function returns, its caller steps
             optimizer = optimizer_name(ctx.roles, model)
             engine = backward.receiver or ""
             if backward.event.via == "framework" and ENGINE_NAME.search(engine):
@@ -102,6 +105,45 @@ class MissingOptimizerStep(Rule):
                 if "step" in name or "optim" in name or life.name in texts:
                     return True
         return scope_may_step(model.loop.scope, ctx.roles, outside=model.loop, named=life.name)
+
+
+# Library bases that hold no optimizer of the class's own.
+_PLAIN_BASES = {"object", "ABC", "abc.ABC", "Protocol", "Generic", "nn.Module", "Module"}
+_PLAIN_BASES |= {"torch.nn.Module", "Enum", "NamedTuple"}
+
+
+def _schedule_of_a_caller(ctx: RuleContext, scope: Scope) -> bool:
+    """The loop is a schedule that runs the backward passes of one step and returns (a
+    pipeline engine's all-forward-all-backward or 1F1B loop, an accumulation helper): either
+    no optimizer is in its reach at all (its function, the enclosing functions, its class and
+    the class's bases in this file never name one, and the module builds none), or a caller
+    in this file steps after calling it."""
+    if scope.is_module:
+        return False
+    for site in ctx.links.callers.get(id(scope), []):
+        if site.scope is not scope and scope_may_step(site.scope, ctx.roles):
+            return True
+    outer = scope
+    while outer.parent is not None and not outer.parent.is_module:
+        outer = outer.parent
+    texts = [ctx.text(outer.node)]
+    if outer.class_name is not None:
+        pending, seen = [outer.class_name], set()
+        while pending:
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            info = ctx.facts.classes.get(name)
+            if info is None:
+                if name not in _PLAIN_BASES:
+                    return False  # a base of another file may hold `self.optimizer`
+                continue
+            texts.append(ctx.text(info.node))
+            pending.extend(info.bases)
+    if any(mentions_optimizer(text) for text in texts):
+        return False
+    return not any(obj.role == "optimizer" and obj.scope.is_module for obj in ctx.facts.constructed)
 
 
 def _times_itself(model: LoopModel) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.analysis.model import ConstructedObject, Scope
 from torchlint.diagnostics import Severity
@@ -58,16 +60,29 @@ def normalised_input(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | N
     from (for the message), else (None, "")."""
     if item.softmax is not None:
         return item.softmax, ""
+    passed = _passed_in(ctx, item)
+    if passed[0] is not None:
+        return passed
+    forward = _own_forward(ctx, item)
+    if forward is not None and forward.returns_softmax:
+        return forward.returns_softmax, f" (`{forward.qualname}` returns one)"
     for obj in producers(ctx, item):
         if obj.role in ("softmax", "log_softmax"):
             return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
         forward = forward_of(ctx, obj)
-        if forward is not None and forward.returns_softmax:
+        if forward is None:
+            continue
+        if item.element is None:
+            kind, what = forward.returns_softmax, "returns one"
+        else:
+            kind = forward.returns_softmax_at(item.element)
+            what = f"returns one as item {item.element} of its tuple"
+        if kind:
             name = obj.qualname.rsplit(".", 1)[-1]
             where = ctx.foreign_row(forward, forward.node)
             if where is not None:
-                return forward.returns_softmax, f" (`{name}.forward` at {where} returns one)"
-            return forward.returns_softmax, f" (`{name}.forward` returns one)"
+                return kind, f" (`{name}.forward` at {where} {what})"
+            return kind, f" (`{name}.forward` {what})"
     return None, ""
 
 
@@ -87,3 +102,41 @@ def forward_of(ctx: RuleContext, obj: ConstructedObject) -> Scope | None:
     if forward is None and ctx.file_context is not None and "." in obj.qualname:
         forward = ctx.file_context.method_scope(obj.qualname, "forward")
     return forward
+
+
+def _passed_in(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, str]:
+    """The input is a parameter of a loss helper (`def aux_loss(y_hat, y): return
+    F.cross_entropy(y_hat, y)`) that a caller of this file hands probabilities."""
+    scope = item.scope
+    name = item.value.value if isinstance(item.value, cst.Name) else None
+    if name is None or name not in scope.params or scope.is_module:
+        return None, ""
+    index = scope.params.index(name)
+    for site in ctx.links.callers.get(id(scope), []):
+        if index < len(site.arg_probs) and site.arg_probs[index] is not None:
+            kind = site.arg_probs[index]
+            row = ctx.line_of(site.node)
+            argument = site.arg_texts[index] or "the argument"
+            return kind, f" (the call at line {row} passes `{argument}`)"
+    return None, ""
+
+
+def _own_forward(ctx: RuleContext, item: CrossEntropyInput) -> Scope | None:
+    """`self(x)` / `self.forward(x)` inside a module's method (a LightningModule's
+    `training_step`): the class's `forward`, or a base class's of this file."""
+    if item.producer not in ("self", "self.forward") or item.scope.class_name is None:
+        return None
+    pending, seen = [item.scope.class_name], set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        info = ctx.facts.classes.get(name)
+        if info is None:
+            continue
+        forward = info.methods.get("forward")
+        if forward is not None:
+            return forward
+        pending.extend(info.bases)
+    return None

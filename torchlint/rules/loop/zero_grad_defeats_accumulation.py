@@ -59,6 +59,10 @@ class ZeroGradDefeatsAccumulation(Rule):
                 if backward is None or not clear.related(step) or clear.exclusive_with(step):
                     continue
                 inner = _inner_loop(clear, backward, step)
+                if inner is not None and any(
+                    other.loop_chain == clear.loop_chain for other in life.steps
+                ):
+                    continue  # the inner loop steps on its own: a phase of its own
                 if inner is not None:
                     found.append((clear, step, f"after the {inner} around them has finished"))
                 elif (
@@ -86,7 +90,7 @@ def _accumulation_guard(step: IterEvent) -> GuardFrame | None:
     """The step-counter guard (`if (i + 1) % accumulation_steps == 0:`) a step runs under, in
     the loop's own iteration."""
     for guard in step.own_guards:
-        if guard.kind is GuardKind.PERIODIC and guard.branch == 0 and "%" in guard.condition:
+        if guard.kind is GuardKind.PERIODIC and guard.branch == 0 and guard.counts_steps:
             return guard
     return None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from torchlint.analysis.apis import constructor_role
@@ -39,9 +41,11 @@ class SynchronousDataLoader(Rule):
                 )
 
     def _in_memory(self, ctx: RuleContext, args: LoaderArgs) -> bool:
-        """A `TensorDataset` (or a split of one) already holds its tensors: worker processes
-        would only add inter-process copies, so the advice would make things slower."""
-        return self._holds_tensors(ctx, args.dataset, 0)
+        """A `TensorDataset` (or a split of one) already holds its tensors, and a loader over
+        indices (`range(n)`, `torch.arange(n)`, `train_idx`) only batches integers for the
+        loop to slice with: worker processes would only add inter-process copies, so the
+        advice would make things slower."""
+        return _indices(ctx, args.dataset) or self._holds_tensors(ctx, args.dataset, 0)
 
     def _holds_tensors(
         self, ctx: RuleContext, dataset: cst.BaseExpression | None, depth: int
@@ -65,3 +69,17 @@ class SynchronousDataLoader(Rule):
                     return self._holds_tensors(ctx, obj.node.args[0].value, depth + 1)
                 return obj.role == "tensor-dataset"
         return False
+
+
+_INDEX_NAME = re.compile(r"(^|_)(idx|index|indices|ids|perm)$")
+_INDEX_FUNCTIONS = {"torch.arange", "torch.randperm", "numpy.arange"}
+
+
+def _indices(ctx: RuleContext, dataset: cst.BaseExpression | None) -> bool:
+    """The dataset is a range of integers or a tensor of indices (named like one)."""
+    if isinstance(dataset, cst.Call):
+        if dotted(dataset.func) == "range":
+            return True
+        return ctx.facts.imports.qualify(dataset.func) in _INDEX_FUNCTIONS
+    text = dotted(dataset) if dataset is not None else None
+    return text is not None and bool(_INDEX_NAME.search(text.rsplit(".", 1)[-1]))

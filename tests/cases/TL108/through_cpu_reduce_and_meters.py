@@ -1,0 +1,40 @@
+# The graph is kept by `.cpu()` (a differentiable copy), by a framework's reduction, and by a
+# meter object whose `update` adds the loss to its own total.
+import torch
+from accelerate import Accelerator
+
+
+class AverageMeter:
+    def __init__(self):
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.sum += val * n
+        self.count += n
+
+
+def train(model, loader, optimizer, device):
+    total = 0
+    meter = AverageMeter()
+    for x, y in loader:
+        loss = model(x.to(device)).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        total += loss.cpu()  # expect: TL108
+        meter.update(loss, x.size(0))  # expect: TL108
+    return total, meter.sum
+
+
+def train_accelerate(model, loader, optimizer):
+    accelerator = Accelerator()
+    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+    total = 0
+    for x, y in loader:
+        loss = model(x).sum()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+        total += accelerator.reduce(loss, "mean")  # expect: TL108
+    return total
