@@ -5,12 +5,12 @@ def inner_step(optimizer):
     a.apply_update(optimizer)
 
 
-def recurse(model, loader, depth):
+def recurse(model, loader, optimizer, depth):
     for x in loader:
         model(x).sum().backward()  # alone: TL101
-        recurse_back(model, loader, depth)
+        recurse_back(model, loader, optimizer, depth)
 
 
-def recurse_back(model, loader, depth):
+def recurse_back(model, loader, optimizer, depth):
     a.train(model, loader, None)
-    recurse(model, loader, depth - 1)
+    recurse(model, loader, optimizer, depth - 1)

@@ -26,6 +26,8 @@ class SynchronousDataLoader(Rule):
                 args = LoaderArgs(loader.node)
                 if args.has_unpacking or self._in_memory(ctx, args):
                     continue
+                if loader.qualname.startswith(_GRAPH_LIBRARIES):
+                    continue  # graph loaders: in-memory graphs, collation no worker speeds up
                 workers = args.get("num_workers", 5)
                 if workers is not None and not (
                     isinstance(workers, cst.Integer) and workers.value == "0"
@@ -71,6 +73,9 @@ class SynchronousDataLoader(Rule):
         return False
 
 
+# Graph libraries' loaders collate graphs held in memory (or sample neighbours, which their
+# own docs tune separately): whether workers pay off is theirs to say, not a rule of thumb.
+_GRAPH_LIBRARIES = ("torch_geometric.", "dgl.")
 _INDEX_NAME = re.compile(r"(^|_)(idx|index|indices|ids|perm)$")
 _INDEX_FUNCTIONS = {"torch.arange", "torch.randperm", "numpy.arange"}
 
