@@ -475,7 +475,9 @@ class CallRecogniser:
             self.walk.event(Kind.ZERO_GRAD, node, receiver=owner, method="grad")
         elif on_grad and method.endswith("_") and method not in ("detach_", "requires_grad_"):
             self.walk.event(Kind.GRAD_WRITE, node, receiver=receiver, method=method)
-        elif method == "backward" or method == "manual_backward":
+        elif method == "manual_backward" or (
+            method == "backward" and _fits_backward(node, receiver)
+        ):
             self.backward(node, receiver_node, receiver, method)
         elif method == "step" and not node.args and ENGINE_NAME.search(receiver.rsplit(".", 1)[-1]):
             # A DeepSpeed engine's step: it updates the weights and clears the gradients.
@@ -804,6 +806,24 @@ def _chain_has_sync(node: cst.BaseExpression) -> bool:
             node = node.value
         else:
             return False
+
+
+# `Tensor.backward(gradient, retain_graph, create_graph, inputs)` takes at most four positional
+# arguments, `torch.autograd.backward` six; a `backward` called with more is another API (a
+# compiled extension's kernel inside an `autograd.Function`, `wkv_cuda.backward(B, T, C, ...)`).
+_BACKWARD_POSITIONALS = 4
+_AUTOGRAD_POSITIONALS = 6
+
+
+def _fits_backward(node: cst.Call, receiver: str) -> bool:
+    """The call can be autograd's backward, judged by how many positional arguments it has."""
+    positional = 0
+    for arg in node.args:
+        if arg.keyword is not None or arg.star:
+            break
+        positional += 1
+    limit = _AUTOGRAD_POSITIONALS if receiver.endswith("autograd") else _BACKWARD_POSITIONALS
+    return positional <= limit
 
 
 def _names_a_tensor(loss: cst.BaseExpression | None, root: str) -> bool:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
+from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.distributed.ranks import reached_by
@@ -71,7 +74,56 @@ def _same_file_everywhere(ctx: RuleContext, sites: Sites, site: CallSite) -> boo
     if reached_by(site) is not None:
         return False
     module = ctx.facts.parsed.module
+    flags: set[str] | None = None
     for branch in site.branches:
         if _PER_RANK.search(module.code_for_node(branch.node.test)):
             return False  # a rank test we do not classify (`if args.rank % ngpus == 0:`)
+        if flags is None:
+            flags = _rank_flags(module)
+        if any(name in flags for name in _names_tested(branch.node.test)):
+            return False  # `if args.save_logs:` after `args.save_logs = ... and is_master(args)`
     return not _PER_RANK.search(module.code_for_node(call.args[1].value))
+
+
+def _names_tested(test: cst.BaseExpression) -> list[str]:
+    """The variables and attributes an `if` test reads (`args.save_logs`, `should_save`)."""
+    found: list[str] = []
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            name = dotted(node)
+            if name is not None:
+                found.append(name)
+            return True
+
+    test.visit(Reads())
+    return found
+
+
+def _rank_flags(module: cst.Module) -> set[str]:
+    """Names the file assigns from a rank test: a flag that says "this is the main process"."""
+    flags: set[str] = set()
+
+    class Assignments(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if _PER_RANK.search(module.code_for_node(node.value)):
+                for target in node.targets:
+                    name = dotted(target.target)
+                    if name is not None:
+                        flags.add(name)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            name = dotted(node.target)
+            value = node.value
+            if (
+                value is not None
+                and name is not None
+                and _PER_RANK.search(module.code_for_node(value))
+            ):
+                flags.add(name)
+
+    module.visit(Assignments())
+    return flags
