@@ -52,6 +52,10 @@ def test_manifest_is_well_formed() -> None:
             assert re.fullmatch(r"[0-9a-f]{40}", case[key]), f"{case['id']}: {key} is not a sha"
         assert case["commit"] != case["parent"], case["id"]
         assert re.fullmatch(r"[\w.-]+/[\w.-]+", case["repository"]), case["id"]
+        if "batch" in case:  # what the engine did when it first saw the case, kept as it was
+            assert re.fullmatch(r"\d{4}-\d{2}\w*", case["batch"]), case["id"]
+            for key in ("first_detected", "first_real_detected"):
+                assert isinstance(case.get(key), bool), f"{case['id']}: {key} must be recorded"
         if "code" in case:
             assert re.fullmatch(r"TL\d{3}", case["code"]), case["id"]
         else:

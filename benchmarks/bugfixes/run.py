@@ -18,6 +18,11 @@ after}/ (ignored by git), each side its own project.
 The `real_detected` field of each case records what the engine did last time; the script
 lists every case where that record and today's result differ and exits 1 (unless
 `--report-only`), so progress and losses are both written down.
+
+Cases added in a batch (`batch = "2026-12"`) also keep what the engine did the first time it
+saw them, before any code was changed for them (`first_real_detected` on the real files,
+`first_detected` on the reproductions): the "first seen" table sets that recall beside
+today's, the figure of code the engine was not tuned on.
 """
 
 from __future__ import annotations
@@ -150,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     detected = sum(r.detected for r in results)
     with_rule = [r for r in results if r.case.get("code")]
 
+    first_seen = first_seen_rows(results)
     if args.json:
         rows = [
             {
@@ -166,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             for r in results
         ]
         summary = {"cases": len(results), "detected": detected, "with_rule": len(with_rule)}
-        print(json.dumps({"machine": describe(), "summary": summary, "cases": rows}, indent=2))
+        document = {"machine": describe(), "summary": summary, "first_seen": first_seen}
+        print(json.dumps({**document, "cases": rows}, indent=2))
         return 0 if args.report_only or not off_record else 1
 
     print(f"torchlint on {len(results)} real bug fixes (the file before and after each fix)")
@@ -193,11 +200,42 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"detected: {detected} of {len(results)} ({100 * detected / max(1, len(results)):.0f} %)")
     print(f"  of the {len(with_rule)} whose rule exists: {detected}")
+    if first_seen:
+        print("\nfirst seen (the engine's first run on each batch, before any change for it):")
+        print(f"{'batch':<10} {'cases':>5}  {'real files, first':>17}  {'now':>9}  reproductions")
+        for row in first_seen:
+            n = row["cases"]
+            print(
+                f"{row['batch']:<10} {n:>5}  {_share(row['first_real_detected'], n):>17}  "
+                f"{_share(row['real_detected_now'], n):>9}  {_share(row['first_detected'], n)}"
+            )
     if off_record:
         print("\nresult differs from `real_detected` in tests/regressions/cases.toml:")
         for r in off_record:
             print(f"  {r.case['id']}: now {'detected' if r.detected else 'missed'}")
     return 0 if args.report_only or not off_record else 1
+
+
+def first_seen_rows(results: list[Result]) -> list[dict[str, Any]]:
+    """Per batch of cases: how many the engine caught when it first saw them, and today."""
+    batches: dict[str, list[Result]] = {}
+    for r in results:
+        if "batch" in r.case:
+            batches.setdefault(str(r.case["batch"]), []).append(r)
+    return [
+        {
+            "batch": batch,
+            "cases": len(group),
+            "first_real_detected": sum(bool(r.case["first_real_detected"]) for r in group),
+            "first_detected": sum(bool(r.case["first_detected"]) for r in group),
+            "real_detected_now": sum(r.detected for r in group),
+        }
+        for batch, group in sorted(batches.items())
+    ]
+
+
+def _share(count: int, total: int) -> str:
+    return f"{count} ({100 * count / max(1, total):.0f} %)"
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.loops import IterEvent
-from torchlint.analysis.model import Kind
+from torchlint.analysis.model import Kind, LoopFrame
 from torchlint.diagnostics import Edit, Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -35,6 +35,8 @@ class BlockingTransfer(Rule):
             for e in model.events:
                 if e.kind is not Kind.TRANSFER or e.event.non_blocking or e.via_call is not None:
                     continue
+                if self._in_another_loaders_loop(ctx, e):
+                    continue
                 ctx.report(
                     e.event.node,
                     f"`{ctx.text(e.event.node)}` copies a batch from `{pinned[0].target}`, which "
@@ -42,6 +44,14 @@ class BlockingTransfer(Rule):
                     "`non_blocking=True` so the copy overlaps with GPU work.",
                     fix=self._fix(ctx, e),
                 )
+
+    def _in_another_loaders_loop(self, ctx: RuleContext, e: IterEvent) -> bool:
+        """The copy is of a batch of a loop nested in the training loop over another loader
+        (a validation pass every N steps): that loop's batch, not the training loader's."""
+        return any(
+            isinstance(frame, LoopFrame) and not frame.is_param_loop and ctx.links.loaders_of(frame)
+            for frame in e.frames
+        )
 
     def _fix(self, ctx: RuleContext, e: IterEvent) -> Fix | None:
         call = e.event.node
