@@ -514,6 +514,9 @@ class CallRecogniser:
             self.transfer(node, receiver_node)
         elif method in ("record", "elapsed_time") and _looks_like_event(receiver):
             self.walk.event(Kind.TIMING, node, method=method)
+        elif method == "add_module" and len(node.args) == 2:
+            self.added_module(receiver, node)
+            self.call_event(node, ("method", receiver, method))
         elif method in ("append", "extend") and len(node.args) == 1:
             self.accumulation(node, receiver, node.args[0].value)
             self.call_event(node, ("method", receiver, method))
@@ -591,6 +594,33 @@ class CallRecogniser:
             value = self.walk.values.object_of_text(source)
             if value is not UNKNOWN:
                 loops[-1].source_values.append(value)
+
+    def added_module(self, receiver: str, node: cst.Call) -> None:
+        """`self.head.add_module("softmax", nn.Softmax(dim=1))`: a container built step by step
+        whose last module (so far) is a softmax outputs probabilities, as `nn.Sequential(...,
+        nn.Softmax())` does; a module added after it takes that back."""
+        added = node.args[1].value
+        qual = self.walk.imports.qualify(added.func) if type(added) is cst.Call else None
+        role = constructor_role(qual or "")
+        constructed = self.walk.facts.constructed
+        if role in ("softmax", "log_softmax") and receiver != "self":
+            self.walk.order += 1
+            constructed.append(
+                ConstructedObject(
+                    role, receiver, qual or "", node, self.walk.scope, order=self.walk.order
+                )
+            )
+            return
+        constructed[:] = [
+            obj
+            for obj in constructed
+            if not (
+                obj.target == receiver
+                and obj.scope is self.walk.scope
+                and obj.node is not node
+                and method_name(obj.node) == "add_module"
+            )
+        ]
 
     def backward(
         self, node: cst.Call, receiver_node: cst.BaseExpression, receiver: str, method: str

@@ -651,6 +651,8 @@ class Values:
         if type(node) is not cst.Call:
             return None
         func = node.func
+        if type(func) is cst.Attribute and func.attr.value == "forward":
+            func = func.value  # `model.forward(x)` is `model(x)` (without the hooks)
         if type(func) is not cst.Name and type(func) is not cst.Attribute:
             return None
         name = dotted(func)

@@ -39,3 +39,31 @@ def train_accelerate(model, loader, optimizer):
         optimizer.zero_grad()
         total += accelerator.reduce(loss.detach(), "mean")
     return total
+
+
+class WorkerAverage:
+    """A meter that detaches what it is given before it all-reduces and adds it."""
+
+    def __init__(self, name):
+        self.name = name
+        self.sum = torch.tensor(0.0)
+        self.n = 0
+
+    def update(self, val):
+        self.sum += all_reduce_mean(val.detach().cpu(), name=self.name)
+        self.n += 1
+
+
+def all_reduce_mean(tensor, name=None):
+    return tensor / 1.0
+
+
+def train_workers(model, loader, optimizer):
+    meter = WorkerAverage("loss")
+    for x, y in loader:
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        meter.update(loss)
+    return meter.sum

@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.apis import DATA_NAME
 from torchlint.analysis.model import Event, Kind, Scope
 from torchlint.analysis.names import last_segment, looks_like_model
-from torchlint.analysis.values import names_in
+from torchlint.analysis.values import DETACHING_METHODS
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized
@@ -75,7 +75,7 @@ class LossAccumulatedWithGraph(Rule):
                 call = e.event
                 if e.kind is not Kind.CALL or e.depth != 0 or not call.receiver:
                     continue
-                method = _meter_method(ctx, call, model.loop.order)
+                method = _meter_method(ctx, call, model.loop.order, model.loop.scope)
                 if method is None:
                     continue
                 found = _added_argument(call, method, backpropagated)
@@ -130,9 +130,13 @@ class LossAccumulatedWithGraph(Rule):
         return ctx.fix("unsafe", f"Use `.{method}()`", ctx.replace(event.value, content))
 
 
-def _meter_method(ctx: RuleContext, call: Event, order: int) -> Scope | None:
-    """The method a call runs on an object of a class of this file built before the loop."""
-    for obj in ctx.facts.constructed:
+def _meter_method(ctx: RuleContext, call: Event, order: int, scope: Scope) -> Scope | None:
+    """The method a call runs on an object of a class of this file built before the loop, in
+    the loop's function (or at module level): the same name in another function is another
+    object."""
+    for obj in reversed(ctx.facts.constructed):
+        if obj.scope is not scope and not obj.scope.is_module and "." not in obj.target:
+            continue  # (`self.meter`, made in `__init__`, is the same object in every method)
         if obj.target == call.receiver and obj.role == "instance" and obj.order < order:
             info = ctx.facts.classes.get(obj.qualname)
             method = info.methods.get(call.method or "") if info is not None else None
@@ -155,10 +159,40 @@ def _added_argument(call: Event, method: Scope, attached: set[str]) -> tuple[str
             continue
         if target.value.value != "self":
             continue
-        for name in names_in(node.value):
+        for name in _attached_names(node.value):
             if name in bound:
                 return bound[name], f"self.{target.attr.value}"
     return None
+
+
+def _attached_names(node: cst.BaseExpression) -> set[str]:
+    """The names an expression uses as tensors that may keep their graph: not the receivers of
+    a detaching method (`value.detach().cpu()`, `value.item()`), not `value.data`, not the
+    argument of `float(...)` / `int(...)`."""
+    kind = type(node)
+    if kind is cst.Name:
+        return {node.value}  # type: ignore[attr-defined]
+    if kind is cst.Call:
+        assert isinstance(node, cst.Call)
+        func = node.func
+        args = set().union(*(_attached_names(a.value) for a in node.args))
+        if type(func) is cst.Attribute and func.attr.value in DETACHING_METHODS:
+            return args
+        if type(func) is cst.Name and func.value in ("float", "int"):
+            return set()
+        return args | _attached_names(func)
+    if kind is cst.Attribute:
+        assert isinstance(node, cst.Attribute)
+        return set() if node.attr.value == "data" else _attached_names(node.value)
+    found: set[str] = set()
+    for child in node.children:
+        if isinstance(child, cst.BaseExpression):
+            found |= _attached_names(child)
+        elif isinstance(child, cst.CSTNode):
+            for inner in child.children:
+                if isinstance(inner, cst.BaseExpression):
+                    found |= _attached_names(inner)
+    return found
 
 
 def _aug_assignments(node: cst.CSTNode) -> list[cst.AugAssign]:
