@@ -548,11 +548,14 @@ class Values:
             receiver = self.graph_of(func.value)
             if receiver is True or method == "requires_grad_":
                 return True
-            if method in _FRAMEWORK_REDUCTIONS and node.args:
-                if looks_like_framework(dotted(func.value) or ""):
-                    # `accelerator.reduce(loss)`: a reduced copy, graph and all, of what it is
-                    # given (a dict of floats stays one), not a model's output
-                    return self.graph_of(node.args[0].value)
+            if (
+                method in _FRAMEWORK_REDUCTIONS
+                and node.args
+                and looks_like_framework(dotted(func.value) or "")
+            ):
+                # `accelerator.reduce(loss)`: a reduced copy, graph and all, of what it is
+                # given (a dict of floats stays one), not a model's output
+                return self.graph_of(node.args[0].value)
             if self.builtin_of_graph(node) or self.forward_call(node):
                 return True
             return None if receiver is None else self._args_graph(node)
