@@ -196,6 +196,12 @@ class Flow:
             found.append(self.resolve(default, NO_BINDING, depth))
         return join(found) if found else UNKNOWN
 
+    def relinked(self) -> None:
+        """Calls were linked after values were resolved: forget what was resolved through the
+        callers known then."""
+        self._callers = None
+        self._memo.clear()
+
     def callers_of(self, scope: Scope) -> list[Event]:
         if self._callers is None:
             self._callers = {}

@@ -466,7 +466,11 @@ class CallRecogniser:
         project_class = self.walk.project_class_of(receiver)
         if project_class is not None and "." in project_class:
             self.foreign_methods(project_class)
-        if project_class is not None and method in self.walk.class_methods.get(project_class, ()):
+        if (
+            project_class is not None
+            and method in self.walk.class_methods.get(project_class, ())
+            and method not in _MODE_METHODS  # a trainer's or a module's: resolve.py decides
+        ):
             self.call_event(node, ("method", receiver, method))
             return
         on_grad = receiver.endswith((".grad", ".grad.data"))
@@ -501,9 +505,11 @@ class CallRecogniser:
                     kind = Kind.MODE_EVAL
                 elif not (type(value) is cst.Name and value.value == "True"):
                     kind = Kind.MODE_UNKNOWN
-            self.walk.event(kind, node, receiver=receiver, method=method)
+            # Kept with what a call needs: `trainer.train(loader)` on an instance of a class
+            # whose own `train` runs an epoch is a call (resolve.py decides, knowing the class).
+            self.call_event(node, ("method", receiver, method), kind)
         elif method == "eval" and not node.args:
-            self.walk.event(Kind.MODE_EVAL, node, receiver=receiver, method=method)
+            self.call_event(node, ("method", receiver, method), Kind.MODE_EVAL)
         elif (method in SYNC_METHODS and not node.args) or method == "cpu":
             if _chain_has_sync(receiver_node):
                 return  # `x.cpu().numpy()`: one sync, already recorded
@@ -680,7 +686,7 @@ class CallRecogniser:
             Kind.MAYBE_STEP, node, receiver=receiver, method="step", has_closure=has_closure
         )
 
-    def call_event(self, node: cst.CSTNode, ref: tuple[str, ...]) -> None:
+    def call_event(self, node: cst.CSTNode, ref: tuple[str, ...], kind: Kind = Kind.CALL) -> None:
         args: tuple[str, ...] = ()
         kwargs: tuple[tuple[str, str], ...] = ()
         tensor_args: set[int | str] = set()
@@ -698,7 +704,7 @@ class CallRecogniser:
                     tensor_args.add(a.keyword.value)
         receiver = ref[1] if ref[0] in ("name", "method") else "self"
         method = ref[-1].rsplit(".", 1)[-1] if ref[0] == "project" else ref[-1]
-        event = self.walk.event(Kind.CALL, node, method=method, receiver=receiver)
+        event = self.walk.event(kind, node, method=method, receiver=receiver)
         event.callee_ref = ref
         event.arg_texts = args
         event.kwarg_texts = kwargs
@@ -745,6 +751,9 @@ class CallRecogniser:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+# `x.train(...)` / `x.eval()`: a mode switch, unless `x`'s class defines its own (resolve.py).
+_MODE_METHODS = frozenset(("train", "eval"))
 
 # Methods only an `nn.Module` has: what they are called on is a module, not a tensor.
 _MODULE_ONLY_METHODS = {

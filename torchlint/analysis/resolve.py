@@ -128,11 +128,87 @@ def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
                     event.tensor_params = _tensor_params(event, event.local_callee)
                 elif project is not None:
                     event.external = _external_callee(event, facts, project)
+    if _dispatch_mode_calls(facts, roles, project):
+        roles.flow.relinked()
     for scope in facts.scopes:
         for event in scope.events:
             if event.kind is Kind.MAYBE_STEP:
                 _classify_step(event, roles)
     return roles
+
+
+_MODE_SWITCHES = (Kind.MODE_TRAIN, Kind.MODE_EVAL, Kind.MODE_UNKNOWN)
+
+
+def _dispatch_mode_calls(facts: ModuleFacts, roles: Roles, project: ProjectView | None) -> bool:
+    """`trainer.train(loader)` on an instance of a project class whose own `train` runs an
+    epoch (a trainer, not an nn.Module) is a call of that method, not a mode switch."""
+    changed = False
+    for scope in facts.scopes:
+        for event in scope.events:
+            if event.kind not in _MODE_SWITCHES or event.callee_ref[:1] != ("method",):
+                continue
+            qualname = _instance_class(event, facts, roles)
+            if qualname is None:
+                continue
+            method = event.callee_ref[-1]
+            cls = facts.classes.get(qualname)
+            if cls is not None:
+                found = facts.find_method(cls, method)
+                if found is None or _module_like(facts, cls) or _switches_mode(found):
+                    continue
+                event.local_callee = found
+            elif project is not None and "." in qualname:
+                found = project.method_scope(qualname, method)
+                if found is None or _switches_mode(found):
+                    continue
+                event.external = ExternalCallee(
+                    partial(project.method_scope, qualname, method), project.generation
+                )
+            else:
+                continue
+            event.tensor_params = _tensor_params(event, found)
+            event.kind = Kind.CALL
+            changed = True
+    return changed
+
+
+def _instance_class(event: Event, facts: ModuleFacts, roles: Roles) -> str | None:
+    """The class of the object a method is called on, when it is a project class: `self`'s,
+    the one constructed under the receiver's name, else the one its value resolves to."""
+    receiver = event.callee_ref[1]
+    if receiver == "self":
+        return event.scope.class_name
+    for obj in reversed(facts.constructed):
+        if obj.role == "instance" and obj.target == receiver:
+            return obj.qualname
+    value = roles.flow.resolve(event.obj)
+    return value.cls if value.what is What.INSTANCE and value.cls else None
+
+
+def _module_like(facts: ModuleFacts, cls: ClassInfo, depth: int = 0) -> bool:
+    """A class with a base (of its own or of its local bases) named like a module:
+    `nn.Module`, `LightningModule`, `Module`."""
+    if depth > 4:
+        return True
+    for base in cls.bases:
+        parent = facts.classes.get(base)
+        if parent is not None:
+            if _module_like(facts, parent, depth + 1):
+                return True
+        elif base.rsplit(".", 1)[-1].endswith("Module"):
+            return True
+    return False
+
+
+def _switches_mode(method: Scope) -> bool:
+    """A `train` / `eval` that is still a mode switch: `train(self, mode=True)`, or one that
+    calls the base class's (a module that freezes its batch norms after `super().train()`)."""
+    params = method.params[1:2] if method.class_name is not None else method.params[:1]
+    if params == ("mode",):
+        return True
+    name = method.name.rsplit(".", 1)[-1]
+    return any(e.callee_ref[:1] == ("super",) and e.callee_ref[-1] == name for e in method.events)
 
 
 def applies_no_grad(
