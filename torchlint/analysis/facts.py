@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from torchlint.analysis.conversions import DiscardedConversion
 from torchlint.analysis.model import ClassInfo, ConstructedObject, LoopFrame, Scope
 from torchlint.analysis.names import ImportTable
 from torchlint.analysis.positions import Anchor
@@ -80,6 +81,8 @@ class ModuleFacts:
     watched_calls: list[ApiUse] = field(default_factory=list)
     log_calls: list[cst.Call] = field(default_factory=list)
     require_grad_writes: list[cst.Attribute] = field(default_factory=list)
+    # `x.to(device)` as a statement on what is shown to be a tensor (TL508).
+    discarded_conversions: list[DiscardedConversion] = field(default_factory=list)
     require_grad_reads: int = 0
     top_level_imports: list[cst.SimpleStatementLine] = field(default_factory=list)
     # For each expression walked: the statement or header it sits in (see positions.py).

@@ -24,6 +24,7 @@ from torchlint.analysis.apis import (
     NO_GRAD_FUNCTIONS,
     constructor_role,
 )
+from torchlint.analysis.conversions import discarded_conversion
 from torchlint.analysis.deprecations import ATTRIBUTE_NAMES as _API_ATTRIBUTES
 from torchlint.analysis.deprecations import BY_QUALNAME as _API_CHANGES
 from torchlint.analysis.facts import ApiUse, ModuleFacts
@@ -470,6 +471,8 @@ class Walker:
         self.anchor_at(node)
         if type(node) is cst.Expr:
             self.expr(node.value)
+            if type(node.value) is cst.Call:
+                self.conversion_statement(node.value)
         elif type(node) is cst.Assign:
             self.expr(node.value)
             for target in node.targets:
@@ -603,6 +606,18 @@ class Walker:
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
                 self.values.mark_scaled(text, True)
+
+    def conversion_statement(self, call: cst.Call) -> None:
+        key = self.scope_key()
+        found = discarded_conversion(
+            call,
+            self.frames,
+            self.imports.qualify,
+            lambda name: self.sites.assigned.get((key, name), ()),
+            _iterates_data,
+        )
+        if found is not None:
+            self.facts.discarded_conversions.append(found)
 
     def holds_parameters(self, receiver: cst.BaseExpression) -> bool:
         """`p` in `for p in model.parameters()`, `layer.weight`, a known tensor: something whose
@@ -799,6 +814,13 @@ _OBJECT_EVENTS = frozenset(
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _iterates_data(loop: LoopFrame) -> bool:
+    """A loop over batches: a loader's value, or an iterable named like data."""
+    if any(value.what is What.LOADER for value in loop.source_values):
+        return True
+    return DATA_NAME.search(loop.iter_text) is not None
 
 
 def _subscript_children(node: cst.Subscript) -> Iterator[cst.BaseExpression | None]:

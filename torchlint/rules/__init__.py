@@ -11,6 +11,7 @@ from torchlint.rules.amp.unscaled_backward import UnscaledBackward
 from torchlint.rules.api.checkpoint_without_use_reentrant import CheckpointWithoutUseReentrant
 from torchlint.rules.api.deprecated_api import DeprecatedApi
 from torchlint.rules.api.deprecated_torchvision_pretrained import DeprecatedTorchvisionPretrained
+from torchlint.rules.api.discarded_tensor_conversion import DiscardedTensorConversion
 from torchlint.rules.api.removed_api import RemovedApi
 from torchlint.rules.api.require_grad_typo import RequireGradTypo
 from torchlint.rules.api.unsafe_torch_load import UnsafeTorchLoad
@@ -84,6 +85,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             RequireGradTypo,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
+            DiscardedTensorConversion,
             CollectiveUnderRankGuard,
             GatherInEvaluation,
             SyncDistEveryStep,
