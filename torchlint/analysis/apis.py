@@ -152,6 +152,8 @@ _OTHER_ROLES = {
     "torch.utils.data.distributed.DistributedSampler": "distributed-sampler",
     "torch.nn.Softmax": "softmax",
     "torch.nn.LogSoftmax": "log_softmax",
+    "torch.nn.Sigmoid": "sigmoid",
+    "torch.nn.BCEWithLogitsLoss": "bce-with-logits",
     "torch.nn.CrossEntropyLoss": "cross-entropy",
     "torch.nn.modules.loss.CrossEntropyLoss": "cross-entropy",
     "torch.nn.NLLLoss": "nll-loss",

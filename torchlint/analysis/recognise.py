@@ -51,6 +51,7 @@ from torchlint.analysis.syntax import (
 from torchlint.analysis.values import (
     NON_TENSOR_BUILTINS,
     NUMBER_BUILTINS,
+    PROB_ROLES,
     UNKNOWN,
     Value,
     What,
@@ -142,7 +143,7 @@ class CallRecogniser:
                 last = call.args[-1].value
                 inner = self.walk.imports.qualify(last.func) if type(last) is cst.Call else None
                 role = constructor_role(inner or "")
-                role = role if role in ("softmax", "log_softmax") else None
+                role = role if role in PROB_ROLES else None
             if role is None:
                 if self.walk.is_project_class(call.func, qual):
                     self.walk.instances[target] = qual  # dotted: a class of another project file
@@ -301,11 +302,16 @@ class CallRecogniser:
         if qual is not None:
             self.qualified_call(node, qual)
             return
+        alias = self.walk.loss_aliases.get(self.walk.alias_key(func))
+        if alias is not None:
+            self.functional_loss(node, alias)  # `self.loss_func = F.cross_entropy`
         callee = self.walk.values.variable_call(node)
         if callee is not None and self.walk.constructed_kind(callee) == "cross-entropy":
             self.cross_entropy_input(node)  # `criterion(outputs, labels)`
         elif callee is not None and self.walk.constructed_kind(callee) == "nll-loss":
             self.cross_entropy_input(node, loss="nll")
+        elif callee is not None and self.walk.constructed_kind(callee) == "bce-with-logits":
+            self.cross_entropy_input(node, loss="bce-with-logits")
         elif callee is not None and callee.split(".", 1)[0] in self.walk.scope.params:
             self.cross_entropy_input(node, criterion=callee)  # maybe: decided by the rule
         if type(func) is cst.Attribute:
@@ -317,8 +323,8 @@ class CallRecogniser:
             role = constructor_role(inner) if inner is not None else None
             if role == "cross-entropy":
                 self.cross_entropy_input(node)
-            elif role == "nll-loss":
-                self.cross_entropy_input(node, loss="nll")
+            elif role in ("nll-loss", "bce-with-logits"):
+                self.cross_entropy_input(node, loss="nll" if role == "nll-loss" else role)
 
     def project_call(self, node: cst.Call, qual: str) -> bool:
         """A call of something imported from another project file. False when a definition or
@@ -428,10 +434,15 @@ class CallRecogniser:
             or TIMER_NAME.search(qual.rsplit(".", 1)[-1])
         ):
             self.walk.event(Kind.TIMING, node, method=qual)
-        elif qual in ("torch.nn.functional.cross_entropy",):
-            self.cross_entropy_input(node)
-        elif qual in ("torch.nn.functional.nll_loss",):
-            self.cross_entropy_input(node, loss="nll")
+        else:
+            self.functional_loss(node, qual)
+
+    def functional_loss(self, node: cst.Call, qual: str) -> None:
+        """`F.cross_entropy(logits, y)` and the other losses whose input must be logits (or
+        log-probabilities): what they are given."""
+        loss = FUNCTIONAL_LOSSES.get(qual)
+        if loss is not None:
+            self.cross_entropy_input(node, loss=loss)
 
     def name_call(self, node: cst.Call, name: str) -> None:
         shadowed = name in self.walk.top_names or name in self.walk.imports.aliases
@@ -609,7 +620,7 @@ class CallRecogniser:
         qual = self.walk.imports.qualify(added.func) if type(added) is cst.Call else None
         role = constructor_role(qual or "")
         constructed = self.walk.facts.constructed
-        if role in ("softmax", "log_softmax") and receiver != "self":
+        if role in PROB_ROLES and receiver != "self":
             self.walk.order += 1
             constructed.append(
                 ConstructedObject(
@@ -715,7 +726,8 @@ class CallRecogniser:
             event.arg_consts = _literal_arguments(node)
         if ref[0] in ("name", "method") and (ref[0] == "method" or not self.walk.defines(ref[1])):
             event.obj = values.object_of_text(receiver)  # what is called, or its receiver
-        elif ref[0] == "name" and type(node) is cst.Call and args:
+        helper = ref[0] == "name" and self.walk.defines(ref[1])
+        if (helper or ref[:2] == ("method", "self")) and type(node) is cst.Call and args:
             probs = tuple(values.softmax_of(a.value) for a in positional)
             if any(probs):
                 event.arg_probs = probs  # a loss helper handed probabilities
@@ -751,6 +763,13 @@ class CallRecogniser:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+# Functional losses whose input TL109 / TL112 / TL114 check, by the `loss` they record.
+FUNCTIONAL_LOSSES = {
+    "torch.nn.functional.cross_entropy": "cross-entropy",
+    "torch.nn.functional.nll_loss": "nll",
+    "torch.nn.functional.binary_cross_entropy_with_logits": "bce-with-logits",
+}
 
 # `x.train(...)` / `x.eval()`: a mode switch, unless `x`'s class defines its own (resolve.py).
 _MODE_METHODS = frozenset(("train", "eval"))

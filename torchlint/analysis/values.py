@@ -79,6 +79,8 @@ NON_TENSOR_TORCH = (
     "torch.utils.",
     "torch.backends.",
 )
+# What a value can be normalised by: a loss that wants logits must not get one of these.
+PROB_ROLES = ("softmax", "log_softmax", "sigmoid")
 SOFTMAX_FUNCTIONS = {
     "torch.softmax": "softmax",
     "torch.nn.functional.softmax": "softmax",
@@ -86,6 +88,9 @@ SOFTMAX_FUNCTIONS = {
     "torch.log_softmax": "log_softmax",
     "torch.nn.functional.log_softmax": "log_softmax",
     "torch.special.log_softmax": "log_softmax",
+    "torch.sigmoid": "sigmoid",
+    "torch.nn.functional.sigmoid": "sigmoid",
+    "torch.special.expit": "sigmoid",
 }
 # Factories whose result is a leaf that requires grad when asked (`requires_grad=True`).
 _GRAD_LEAVES = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
@@ -230,6 +235,8 @@ class Namespace(Protocol):
     def constructed_kind(self, text: str) -> str | None: ...
 
     def resolve_function(self, name: str) -> Scope | None: ...
+
+    def own_forward(self) -> Scope | None: ...
 
     def project_class_of(self, receiver: str) -> str | None: ...
 
@@ -628,20 +635,20 @@ class Values:
             return "softmax"  # `torch.exp(log_probs)`
         if qual is not None:
             return SOFTMAX_FUNCTIONS.get(qual)
-        if type(node.func) is cst.Attribute and node.func.attr.value in (
-            "softmax",
-            "log_softmax",
-        ):
+        if type(node.func) is cst.Attribute and node.func.attr.value in PROB_ROLES:
             return node.func.attr.value
         if type(node.func) is cst.Attribute and node.func.attr.value == "exp" and not node.args:
             return "softmax" if self.softmax_of(node.func.value) == "log_softmax" else None
         callee = self.variable_call(node)
         if callee is not None:
             role = self.ns.constructed_kind(callee)
-            if role in ("softmax", "log_softmax"):
+            if role in PROB_ROLES:
                 return role
         name = dotted(node.func)
-        function = self.ns.resolve_function(name) if name is not None else None
+        if name in ("self", "self.forward"):  # `self(x)` in a module's own method
+            function = self.ns.own_forward()
+        else:
+            function = self.ns.resolve_function(name) if name is not None else None
         return function.returns_softmax if function is not None else None
 
     def forward_call(self, node: cst.Call) -> bool:

@@ -52,7 +52,7 @@ from torchlint.analysis.names import (
 )
 from torchlint.analysis.positions import Anchor
 from torchlint.analysis.protocol import ProjectView
-from torchlint.analysis.recognise import CallRecogniser
+from torchlint.analysis.recognise import FUNCTIONAL_LOSSES, CallRecogniser
 from torchlint.analysis.sites import Branch, CallSite
 from torchlint.analysis.source import ParsedSource
 from torchlint.analysis.syntax import NOT_A_LITERAL, literal, method_name, target_names
@@ -80,6 +80,8 @@ class Walker:
         self.class_stack: list[ClassInfo] = []
         self.class_methods: dict[str, set[str]] = {}
         self.instances: dict[str, str] = {}  # receiver text -> project class name
+        # `self.loss_func = F.binary_cross_entropy_with_logits`: (class, text) -> the loss.
+        self.loss_aliases: dict[tuple[str, str], str] = {}
         self.no_grad_functions: set[str] = set()  # `f` / `Class.m` decorated with no_grad
         # For classifying guards: flags assigned a condition in the current scope, and what the
         # module's one-line predicates (`Class.method` for methods) return.
@@ -584,6 +586,10 @@ class Walker:
                 names.add(text)
         if type(value) is cst.Call:
             self.recognise.constructed(text, value)
+        elif type(value) in (cst.Name, cst.Attribute):
+            qual = self.imports.qualify(value)
+            if qual in FUNCTIONAL_LOSSES:
+                self.loss_aliases[self.alias_key(target)] = qual
         elif (type(value) is cst.Tuple or type(value) is cst.List) and value.elements:
             first = value.elements[0].value
             if type(first) is cst.Call:
@@ -606,6 +612,13 @@ class Walker:
             receiver = expr_text(value.func.value)  # type: ignore[attr-defined]
             if looks_like_scaler(receiver) or self.role_is(receiver, "scaler"):
                 self.values.mark_scaled(text, True)
+
+    def alias_key(self, node: cst.BaseExpression) -> tuple[str, str]:
+        """Where a name's alias is kept: `self.x` per class, any other name per module."""
+        text = dotted(node) or ""
+        if text.startswith("self.") and self.class_stack:
+            return (self.class_stack[-1].name, text)
+        return ("", text)
 
     def conversion_statement(self, call: cst.Call) -> None:
         key = self.scope_key()
@@ -693,6 +706,13 @@ class Walker:
         self.sites.calls.append(
             CallSite(call, callee, function, scope.class_name, self.branches)  # type: ignore[arg-type]
         )
+
+    def own_forward(self) -> Scope | None:
+        """The `forward` of the class being walked (its own or a base class's of this module),
+        when it has been read already."""
+        if not self.class_stack:
+            return None
+        return self.facts.find_method(self.facts.classes.get(self.class_stack[-1].name), "forward")
 
     def resolve_function(self, name: str) -> Scope | None:
         """A function of the module already read (`to_probs` in `to_probs(logits)`)."""

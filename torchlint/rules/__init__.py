@@ -35,6 +35,7 @@ from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWith
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
 from torchlint.rules.loop.scheduler_before_optimizer_step import SchedulerBeforeOptimizerStep
+from torchlint.rules.loop.sigmoid_into_bce_with_logits import SigmoidIntoBceWithLogits
 from torchlint.rules.loop.softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 from torchlint.rules.loop.step_before_backward import StepBeforeBackward
 from torchlint.rules.loop.zero_grad_between_backward_and_step import ZeroGradBetweenBackwardAndStep
@@ -83,6 +84,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             UnsafeTorchLoad,
             CheckpointWithoutUseReentrant,
             RequireGradTypo,
+            SigmoidIntoBceWithLogits,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,

@@ -6,6 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.analysis.model import ConstructedObject, Scope
+from torchlint.analysis.values import PROB_ROLES
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -24,11 +25,11 @@ class SoftmaxIntoCrossEntropy(Rule):
         for item in ctx.facts.ce_inputs:
             if item.loss != "cross-entropy":
                 continue
-            if item.criterion is not None and not self._is_cross_entropy(ctx, item):
+            if item.criterion is not None and not criterion_has_role(ctx, item, "cross-entropy"):
                 continue
             kind, origin = normalised_input(ctx, item)
-            if kind is None:
-                continue
+            if kind not in ("softmax", "log_softmax"):
+                continue  # a sigmoid into cross-entropy is another mistake (multi-label)
             value = ctx.text(item.value)
             if kind == "softmax":
                 problem = (
@@ -44,30 +45,30 @@ class SoftmaxIntoCrossEntropy(Rule):
                 )
             ctx.report(item.call, f"{problem}.")
 
-    def _is_cross_entropy(self, ctx: RuleContext, item: CrossEntropyInput) -> bool:
-        """`criterion(outputs, labels)` where `criterion` is a parameter: follow the call
-        sites to the `nn.CrossEntropyLoss()` the caller passed."""
-        assert item.criterion is not None
-        if ctx.roles.flow.resolve(item.criterion_value).role == "cross-entropy":
-            return True  # `self.loss` set from `loss=nn.CrossEntropyLoss()`
-        return any(
-            obj.role == "cross-entropy" for obj in ctx.links.resolve(item.criterion, item.scope)
-        )
+
+def criterion_has_role(ctx: RuleContext, item: CrossEntropyInput, role: str) -> bool:
+    """`criterion(outputs, labels)` where `criterion` is a parameter: whether the loss object
+    the callers pass (`nn.CrossEntropyLoss()` for the role "cross-entropy") has `role`."""
+    if item.criterion is None:
+        return False
+    if ctx.roles.flow.resolve(item.criterion_value).role == role:
+        return True  # `self.loss` set from `loss=nn.CrossEntropyLoss()`
+    return any(obj.role == role for obj in ctx.links.resolve(item.criterion, item.scope))
 
 
 def normalised_input(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, str]:
     """ "softmax" / "log_softmax" when the loss input is known to be one, with where it comes
     from (for the message), else (None, "")."""
+    forward = _own_forward(ctx, item)
+    if forward is not None and forward.returns_softmax:
+        return forward.returns_softmax, f" (`{forward.qualname}` returns one)"
     if item.softmax is not None:
         return item.softmax, ""
     passed = _passed_in(ctx, item)
     if passed[0] is not None:
         return passed
-    forward = _own_forward(ctx, item)
-    if forward is not None and forward.returns_softmax:
-        return forward.returns_softmax, f" (`{forward.qualname}` returns one)"
     for obj in producers(ctx, item):
-        if obj.role in ("softmax", "log_softmax"):
+        if obj.role in PROB_ROLES:
             return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
         forward = forward_of(ctx, obj)
         if forward is None:
@@ -111,9 +112,11 @@ def _passed_in(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, s
     name = item.value.value if isinstance(item.value, cst.Name) else None
     if name is None or name not in scope.params or scope.is_module:
         return None, ""
-    index = scope.params.index(name)
     for site in ctx.links.callers.get(id(scope), []):
-        if index < len(site.arg_probs) and site.arg_probs[index] is not None:
+        index = scope.params.index(name)
+        if scope.class_name is not None and site.callee_ref[0] != "name":
+            index -= 1  # `self.loss(probs, y)`: the arguments start after `self`
+        if 0 <= index < len(site.arg_probs) and site.arg_probs[index] is not None:
             kind = site.arg_probs[index]
             row = ctx.line_of(site.node)
             argument = site.arg_texts[index] or "the argument"
