@@ -27,6 +27,7 @@ from torchlint.rules.distributed.manual_step_in_training_step import ManualStepI
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
+from torchlint.rules.loop.clip_after_step import ClipAfterStep
 from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
@@ -85,6 +86,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             CheckpointWithoutUseReentrant,
             RequireGradTypo,
             SigmoidIntoBceWithLogits,
+            ClipAfterStep,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,
