@@ -87,6 +87,9 @@ class Walker:
         # module's one-line predicates (`Class.method` for methods) return.
         self.flags: dict[str, cst.BaseExpression] = {}
         self.flag_calls: dict[int, bool] = {}  # id of an assigned call -> whether a flag
+        # Counters the current scope wraps (`acc = acc % n`, `acc %= n`) -> that modulo as
+        # written: `if acc == 0:` then runs once every n iterations, as `i % n == 0` does.
+        self.wraps: dict[str, str] = {}
         self.predicates: dict[str, cst.BaseExpression] = {}
         self.class_bases: dict[str, tuple[str, ...]] = {}  # top-level classes, as written
         self.top_names = self._prescan(parsed.module)
@@ -287,6 +290,8 @@ class Walker:
         if kind is GuardKind.PERIODIC and type(test) in (cst.Name, cst.Attribute):
             flag = self.definition(test)
             defined = self.condition_text(flag) if flag is not None else ""
+        elif kind is GuardKind.PERIODIC and type(test) is cst.Comparison:
+            defined = self.wraps.get(dotted(test.left) or "", "")  # `if acc == 0:`
         frame = GuardFrame(node, branch, kind, self.condition_text(test), _reads(test), defined)
         if self.loop_guards:
             self.loop_guards[-1].append(frame)
@@ -435,7 +440,7 @@ class Walker:
         else:
             parent.local_defs[name] = scope
 
-        saved = (self.scope, self.frames, self.values, self.loop_assigned, self.flags)
+        saved = (self.scope, self.frames, self.values, self.loop_assigned, self.flags, self.wraps)
         saved_guards, saved_branches = self.loop_guards, self.branches
         self.branches = ()
         for name in self.rebound_imports:
@@ -446,6 +451,7 @@ class Walker:
         self.loop_assigned = []
         self.loop_guards = []
         self.flags = {}
+        self.wraps = {}
         self.block(node.body)
         self.loop_guards, self.branches = saved_guards, saved_branches
         if parent.is_module:  # back at module level: the import, until it is rebound there
@@ -457,7 +463,7 @@ class Walker:
         # an object, it does not rebind `model`.
         roots = {text for text in self.values.env if _root(text) == text}
         scope.bound = frozenset(roots - {"self", *params})
-        self.scope, self.frames, self.values, self.loop_assigned, self.flags = saved
+        self.scope, self.frames, self.values, self.loop_assigned, self.flags, self.wraps = saved
 
     def class_(self, node: cst.ClassDef) -> None:
         bases = tuple(t for t in (dotted(a.value) for a in node.bases) if t)
@@ -494,6 +500,8 @@ class Walker:
                     node, expr_text(node.target), node.value
                 )  # stats["loss"]
             if text is not None:
+                if type(node.operator) is cst.ModuloAssign:
+                    self.wraps[text] = f"{text} % {self.condition_text(node.value)}"
                 self.recognise.accumulation(node, text, node.value)
                 if self.values.is_tensor(node.value):
                     self.values.mark_device_tensor(text)
@@ -600,6 +608,10 @@ class Walker:
             self.flags[text] = value
         else:
             self.flags.pop(text, None)
+        if type(value) is cst.BinaryOperation and type(value.operator) is cst.Modulo:
+            self.wraps[text] = self.condition_text(value)
+        else:
+            self.wraps.pop(text, None)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
         bound = self.values.bind(text, value, under_no_grad=no_grad)
         if type(value) is cst.Call and bound.what is What.REF:

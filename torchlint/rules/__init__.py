@@ -28,6 +28,7 @@ from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.clip_after_step import ClipAfterStep
+from torchlint.rules.loop.clip_per_micro_batch import ClipPerMicroBatch
 from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
@@ -87,6 +88,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             RequireGradTypo,
             SigmoidIntoBceWithLogits,
             ClipAfterStep,
+            ClipPerMicroBatch,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,

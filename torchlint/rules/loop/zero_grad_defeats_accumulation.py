@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
+from torchlint.analysis.accumulation import accumulation_guard, framework_accumulates
 from torchlint.analysis.lifecycle import Lifecycle, lifecycles, reaches_only_others
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
-from torchlint.analysis.model import (
-    GuardFrame,
-    GuardKind,
-    Kind,
-    LoopFrame,
-    WithFrame,
-    WithKind,
-)
+from torchlint.analysis.model import Kind, LoopFrame
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -51,9 +45,9 @@ class ZeroGradDefeatsAccumulation(Rule):
         for step in life.steps:
             if step.event.has_closure:
                 continue  # `optimizer.step(closure)`: the closure clears and recomputes
-            if step.event.via == "engine" or _framework_accumulates(model, step):
+            if step.event.via == "engine" or framework_accumulates(model, step):
                 continue  # the framework steps and clears once per accumulation window
-            periodic = _accumulation_guard(step)
+            periodic = accumulation_guard(step)
             for clear in life.clears:
                 backward = _backward_after(model, clear, life, lives)
                 if backward is None or not clear.related(step) or clear.exclusive_with(step):
@@ -75,24 +69,6 @@ class ZeroGradDefeatsAccumulation(Rule):
                     condition = periodic.condition or "a condition"
                     found.append((clear, step, f"under `if {condition}:`"))
         return found
-
-
-def _framework_accumulates(model: LoopModel, step: IterEvent) -> bool:
-    """`with accelerator.accumulate(model):` around the step (in the loop or around it): the
-    prepared optimizer's `zero_grad()` and `step()` run only when the window closes."""
-    return any(
-        isinstance(f, WithFrame) and f.kind is WithKind.ACCUMULATE
-        for f in (*model.loop.outer, *step.frames)
-    )
-
-
-def _accumulation_guard(step: IterEvent) -> GuardFrame | None:
-    """The step-counter guard (`if (i + 1) % accumulation_steps == 0:`) a step runs under, in
-    the loop's own iteration."""
-    for guard in step.own_guards:
-        if guard.kind is GuardKind.PERIODIC and guard.branch == 0 and guard.counts_steps:
-            return guard
-    return None
 
 
 def _backward_after(
