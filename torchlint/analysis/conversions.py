@@ -182,11 +182,7 @@ def _unpacks(frame: LoopFrame, name: str) -> bool:
         _calls(iterable, "enumerate") and iterable.args and _calls(iterable.args[0].value, "zip")  # type: ignore[attr-defined]
     ):
         return False  # `for a, b in zip(xs, ys)`: an item of each, whatever they hold
-    if (
-        type(iterable) is cst.Call
-        and dotted(iterable.func) == "enumerate"
-        and target is node.target
-    ):
+    if _calls(iterable, "enumerate") and target is node.target:
         return names.index(name) > 0 and len(names) > 2  # `for i, x in enumerate(...)`: x whole
     return True
 

@@ -46,6 +46,10 @@ class Kind(enum.Enum):
     CALL = "call"  # a call we may expand (project function or method) or that is opaque
 
 
+# `net.train()`, `net.eval()`, `net.train(flag)`: the events that set a module's mode.
+MODE_SWITCHES = frozenset((Kind.MODE_TRAIN, Kind.MODE_EVAL, Kind.MODE_UNKNOWN))
+
+
 class GuardKind(enum.Enum):
     PERIODIC = "periodic"  # `step % N == 0`, `i == 0`: not every iteration
     RANK = "rank"  # `rank == 0`, `accelerator.is_main_process`: every iteration on that rank

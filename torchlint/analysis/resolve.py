@@ -11,7 +11,15 @@ import libcst as cst
 from torchlint.analysis.apis import NO_GRAD_FUNCTIONS
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.flow import NO_BINDING, Binding, Flow
-from torchlint.analysis.model import ClassInfo, Event, ExternalCallee, Kind, Scope, WithKind
+from torchlint.analysis.model import (
+    MODE_SWITCHES,
+    ClassInfo,
+    Event,
+    ExternalCallee,
+    Kind,
+    Scope,
+    WithKind,
+)
 from torchlint.analysis.names import (
     looks_like_optimizer,
     looks_like_scaler,
@@ -137,16 +145,13 @@ def resolve(facts: ModuleFacts, project: ProjectView | None = None) -> Roles:
     return roles
 
 
-_MODE_SWITCHES = (Kind.MODE_TRAIN, Kind.MODE_EVAL, Kind.MODE_UNKNOWN)
-
-
 def _dispatch_mode_calls(facts: ModuleFacts, roles: Roles, project: ProjectView | None) -> bool:
     """`trainer.train(loader)` on an instance of a project class whose own `train` runs an
     epoch (a trainer, not an nn.Module) is a call of that method, not a mode switch."""
     changed = False
     for scope in facts.scopes:
         for event in scope.events:
-            if event.kind not in _MODE_SWITCHES or event.callee_ref[:1] != ("method",):
+            if event.kind not in MODE_SWITCHES or event.callee_ref[:1] != ("method",):
                 continue
             qualname = _instance_class(event, facts, roles)
             if qualname is None:
@@ -179,9 +184,9 @@ def _instance_class(event: Event, facts: ModuleFacts, roles: Roles) -> str | Non
     receiver = event.callee_ref[1]
     if receiver == "self":
         return event.scope.class_name
-    for obj in reversed(facts.constructed):
-        if obj.role == "instance" and obj.target == receiver:
-            return obj.qualname
+    built = _constructed_classes(facts, receiver)
+    if built:
+        return built[-1]  # the latest construction under that name
     value = roles.flow.resolve(event.obj)
     return value.cls if value.what is What.INSTANCE and value.cls else None
 
@@ -381,10 +386,20 @@ def _resolve_call(event: Event, facts: ModuleFacts, roles: Roles) -> Scope | Non
         if receiver == "self":
             own = facts.find_method(facts.classes.get(scope.class_name or ""), method)
             return own if own is not None else _in_subclass(facts, scope.class_name, method)
-        for obj in facts.constructed:
-            if obj.role == "instance" and obj.target == receiver:
-                return facts.find_method(facts.classes.get(obj.qualname), method)
+        built = _constructed_classes(facts, receiver)
+        if built:
+            return facts.find_method(facts.classes.get(built[0]), method)
     return None
+
+
+def _constructed_classes(facts: ModuleFacts, receiver: str) -> list[str]:
+    """The project classes constructed under `receiver`'s name (`trainer = Trainer(...)`), in
+    the module's order."""
+    return [
+        obj.qualname
+        for obj in facts.constructed
+        if obj.role == "instance" and obj.target == receiver
+    ]
 
 
 def _in_subclass(facts: ModuleFacts, class_name: str | None, method: str) -> Scope | None:

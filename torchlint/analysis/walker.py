@@ -24,7 +24,7 @@ from torchlint.analysis.apis import (
     NO_GRAD_FUNCTIONS,
     constructor_role,
 )
-from torchlint.analysis.conversions import discarded_conversion
+from torchlint.analysis.conversions import CONVERSIONS, discarded_conversion
 from torchlint.analysis.deprecations import ATTRIBUTE_NAMES as _API_ATTRIBUTES
 from torchlint.analysis.deprecations import BY_QUALNAME as _API_CHANGES
 from torchlint.analysis.facts import ApiUse, ModuleFacts
@@ -633,6 +633,9 @@ class Walker:
         return ("", text)
 
     def conversion_statement(self, call: cst.Call) -> None:
+        func = call.func
+        if type(func) is not cst.Attribute or func.attr.value not in CONVERSIONS:
+            return  # most statements are calls of something else: no closure for them
         key = self.scope_key()
         found = discarded_conversion(
             call,

@@ -33,7 +33,7 @@ class ClipAfterStep(Rule):
                 if clip.kind is not Kind.CLIP or id(clip.event) in seen:
                     continue
                 step = _step_before(model, clip)
-                if step is None or not _result_unused(ctx, clip) or _bounded_by_inf(clip):
+                if step is None or not _result_unused(ctx, clip) or _bounded_by_inf(ctx, clip):
                     continue
                 seen.add(id(clip.event))
                 ctx.report(
@@ -94,7 +94,7 @@ def _result_unused(ctx: RuleContext, clip: IterEvent) -> bool:
     return isinstance(statement, cst.Expr) and statement.value is clip.event.node
 
 
-def _bounded_by_inf(clip: IterEvent) -> bool:
+def _bounded_by_inf(ctx: RuleContext, clip: IterEvent) -> bool:
     """`clip_grad_norm_(params, float("inf"))`: measuring the norm, not clipping."""
     node = clip.event.node
     if not isinstance(node, cst.Call):
@@ -103,4 +103,4 @@ def _bounded_by_inf(clip: IterEvent) -> bool:
     bounds = positional[1:2] + [
         a for a in node.args if a.keyword is not None and a.keyword.value in _BOUNDS
     ]
-    return any("inf" in cst.Module([]).code_for_node(arg.value) for arg in bounds)
+    return any("inf" in ctx.text(arg.value) for arg in bounds)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Kind
+from torchlint.analysis.model import MODE_SWITCHES, Kind
 from torchlint.analysis.training import forwards, not_trained
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-
-_MODES = (Kind.MODE_TRAIN, Kind.MODE_EVAL, Kind.MODE_UNKNOWN)
 
 
 class EvalModeLeak(Rule):
@@ -55,7 +53,7 @@ class EvalModeLeak(Rule):
             modes = [
                 e
                 for e in events
-                if e.kind in _MODES and same_object(e.receiver, receiver) and not e.local
+                if e.kind in MODE_SWITCHES and same_object(e.receiver, receiver) and not e.local
             ]
             if modes[-1] is not ev and any(
                 e.kind is not Kind.MODE_EVAL for e in modes if e.index > ev.index

@@ -8,7 +8,7 @@ from pathlib import Path
 import libcst as cst
 
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import Kind, Scope, WithKind
+from torchlint.analysis.model import MODE_SWITCHES, Kind, Scope, WithKind
 from torchlint.analysis.training import (
     called_only_without_grad,
     context,
@@ -23,7 +23,6 @@ from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import torch_name
 
 _TRAINING = (Kind.BACKWARD, Kind.STEP, Kind.MAYBE_STEP)
-_MODES = (Kind.MODE_EVAL, Kind.MODE_TRAIN, Kind.MODE_UNKNOWN)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -95,7 +94,7 @@ class EvalWithoutNoGrad(Rule):
         for event in scope.events:
             if model.loop in event.path:
                 break
-            if event.kind in _MODES and event.receiver:
+            if event.kind in MODE_SWITCHES and event.receiver:
                 modes[event.receiver] = event.kind
         return modes
 
@@ -104,7 +103,9 @@ class EvalWithoutNoGrad(Rule):
         earlier in the iteration, else at the end of the previous iteration, else before the
         loop."""
         target = forward.callee_text
-        set_to = [e for e in model.events if e.kind in _MODES and same_object(e.receiver, target)]
+        set_to = [
+            e for e in model.events if e.kind in MODE_SWITCHES and same_object(e.receiver, target)
+        ]
         earlier = [e for e in set_to if e.index < forward.index]
         if earlier:
             return earlier[-1].kind is Kind.MODE_EVAL
