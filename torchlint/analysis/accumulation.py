@@ -3,8 +3,37 @@ micro-batches, and the framework contexts that accumulate on the loop's behalf."
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from torchlint.analysis.loops import IterEvent, LoopModel
-from torchlint.analysis.model import GuardFrame, GuardKind, WithFrame, WithKind
+from torchlint.analysis.model import GuardFrame, GuardKind, Kind, LoopFrame, WithFrame, WithKind
+
+
+def manual_steps(loops: Iterable[LoopModel]) -> Iterator[tuple[LoopModel, IterEvent]]:
+    """Each optimizer step that the loop's own code takes (not an engine's, which accumulates
+    and clips on its own, nor a closure's), with the loop it is read in."""
+    for model in loops:
+        if not model.is_step_loop:
+            continue
+        for step in model.events:
+            if step.kind is Kind.STEP and not step.event.has_closure and step.event.via != "engine":
+                yield model, step
+
+
+def window_loop(model: LoopModel, event: IterEvent, step: IterEvent) -> LoopFrame | None:
+    """The loop nested in the step's iteration that holds `event` while the step comes after
+    it, with no step of its own (`for micro in micro_batches: loss.backward()`, then
+    `optimizer.step()`): the loop whose iterations add up to one step; else None."""
+    chain = event.loop_chain
+    if len(step.loop_chain) >= len(chain) or chain[: len(step.loop_chain)] != step.loop_chain:
+        return None
+    inner_id = chain[len(step.loop_chain)]
+    if any(e.kind is Kind.STEP and inner_id in e.loop_chain for e in model.events):
+        return None  # the inner loop steps on its own
+    for frame in event.frames:
+        if isinstance(frame, LoopFrame) and id(frame.node) == inner_id:
+            return frame
+    return None
 
 
 def accumulation_guard(step: IterEvent) -> GuardFrame | None:

@@ -26,6 +26,7 @@ from torchlint.rules.distributed.gather_in_evaluation import GatherInEvaluation
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
 from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
+from torchlint.rules.loop.accumulated_loss_not_scaled import AccumulatedLossNotScaled
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.clip_after_step import ClipAfterStep
 from torchlint.rules.loop.clip_per_micro_batch import ClipPerMicroBatch
@@ -89,6 +90,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SigmoidIntoBceWithLogits,
             ClipAfterStep,
             ClipPerMicroBatch,
+            AccumulatedLossNotScaled,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,

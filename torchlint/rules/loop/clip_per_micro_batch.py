@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.accumulation import accumulating_context, accumulation_guard
+from torchlint.analysis.accumulation import (
+    accumulating_context,
+    accumulation_guard,
+    manual_steps,
+    window_loop,
+)
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
-from torchlint.analysis.model import Kind, LoopFrame
+from torchlint.analysis.model import Kind
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -24,38 +29,31 @@ class ClipPerMicroBatch(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         seen: set[int] = set()
-        for model in ctx.loops.all:
-            if not model.is_step_loop:
-                continue
-            for step in model.events:
-                if step.kind is not Kind.STEP or step.event.has_closure:
+        for model, step in manual_steps(ctx.loops.all):
+            for clip, how in _clips_per_micro_batch(model, step):
+                if id(clip.event) in seen:
                     continue
-                if step.event.via == "engine":
-                    continue  # the engine clips once per window itself
-                for clip, how in _clips_per_micro_batch(model, step):
-                    if id(clip.event) in seen:
-                        continue
-                    seen.add(id(clip.event))
-                    clipped = _call_text(ctx, clip.event.node)
-                    # At the call through which the loop reaches the clip, unless the clip
-                    # sits in the function that also steps: then at the clip itself.
-                    if clip.via_call is None or clip.site is not step.site:
-                        at, clip_where, step_where = (
-                            clip.site.node,
-                            ctx.where(clip),
-                            ctx.where(step),
-                        )
-                    else:
-                        at, clip_where = clip.event.node, ""
-                        step_where = f" (line {ctx.line_of(step.event.node)})"
-                    ctx.report(
-                        at,
-                        f"`{clipped}`{clip_where} clips the gradients after every "
-                        f"micro-batch's backward, but `{ctx.text(step.event.node)}`"
-                        f"{step_where} runs only {how}: each clip rescales a partial sum "
-                        "of the accumulated gradients, so the step applies a mix of clipped "
-                        "pieces, not the clipped total; clip once, just before the step.",
+                seen.add(id(clip.event))
+                clipped = _call_text(ctx, clip.event.node)
+                # At the call through which the loop reaches the clip, unless the clip
+                # sits in the function that also steps: then at the clip itself.
+                if clip.via_call is None or clip.site is not step.site:
+                    at, clip_where, step_where = (
+                        clip.site.node,
+                        ctx.where(clip),
+                        ctx.where(step),
                     )
+                else:
+                    at, clip_where = clip.event.node, ""
+                    step_where = f" (line {ctx.line_of(step.event.node)})"
+                ctx.report(
+                    at,
+                    f"`{clipped}`{clip_where} clips the gradients after every "
+                    f"micro-batch's backward, but `{ctx.text(step.event.node)}`"
+                    f"{step_where} runs only {how}: each clip rescales a partial sum "
+                    "of the accumulated gradients, so the step applies a mix of clipped "
+                    "pieces, not the clipped total; clip once, just before the step.",
+                )
 
 
 def _clips_per_micro_batch(model: LoopModel, step: IterEvent) -> list[tuple[IterEvent, str]]:
@@ -77,9 +75,9 @@ def _clips_per_micro_batch(model: LoopModel, step: IterEvent) -> list[tuple[Iter
             if guard not in clip.guards:
                 found.append((clip, f"under `if {guard.condition or 'a condition'}:`"))
             continue
-        inner = _inner_loop(model, clip, step)
+        inner = window_loop(model, clip, step)
         if inner is not None:
-            found.append((clip, f"after the {inner} around them has finished"))
+            found.append((clip, f"after the {inner.label} around them has finished"))
     return found
 
 
@@ -89,21 +87,6 @@ def _after_backward(model: LoopModel, clip: IterEvent) -> bool:
         e.kind is Kind.BACKWARD and e.loop_chain == clip.loop_chain and not e.exclusive_with(clip)
         for e in model.events[: clip.index]
     )
-
-
-def _inner_loop(model: LoopModel, clip: IterEvent, step: IterEvent) -> str | None:
-    """`for micro in micro_batches: backward(); clip()` with the step after that inner loop
-    (and no step inside it): the label of the inner loop, else None."""
-    chain = clip.loop_chain
-    if len(step.loop_chain) >= len(chain) or chain[: len(step.loop_chain)] != step.loop_chain:
-        return None
-    inner_id = chain[len(step.loop_chain)]
-    if any(e.kind is Kind.STEP and inner_id in e.loop_chain for e in model.events):
-        return None  # the inner loop steps on its own
-    for frame in clip.frames:
-        if isinstance(frame, LoopFrame) and id(frame.node) == inner_id:
-            return frame.label
-    return None
 
 
 def _call_text(ctx: RuleContext, node: cst.CSTNode) -> str:
