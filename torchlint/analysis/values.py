@@ -26,13 +26,14 @@ from typing import Protocol
 import libcst as cst
 
 from torchlint.analysis.apis import (
+    DATA_NAME,
     FRAMEWORK_SETUP,
     HOST_CONSTRUCTORS,
     MODULE_WRAPPERS,
     RETURNS_SELF,
     constructor_role,
 )
-from torchlint.analysis.model import Scope
+from torchlint.analysis.model import LoopFrame, Scope
 from torchlint.analysis.names import (
     ImportTable,
     dotted,
@@ -314,9 +315,7 @@ class Values:
         no_grad = under_no_grad or self._derived_from_no_grad(node, graph)
         prob = self.softmax_of(node)
         producer = self.variable_call(node)
-        iterates = None
-        if type(node) is cst.Call and dotted(node.func) == "iter" and node.args:
-            iterates = dotted(node.args[0].value)
+        iterates = _iterated_name(node)  # `iter(loader)`, `pbar = tqdm(enumerate(loader))`
         reach = self.reach_of(node) if graph is not False else frozenset()
         if obj is UNKNOWN:
             if not (device or host or no_grad or iterates or prob or producer or reach) and (
@@ -1178,3 +1177,29 @@ def _is_literal(node: cst.BaseExpression) -> bool:
         assert isinstance(node, cst.Name)
         return node.value in ("None", "True", "False")
     return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString))
+
+
+def iterates_data(loop: LoopFrame) -> bool:
+    """A loop over batches: a loader's value, or an iterable named like data (also behind a
+    progress bar: `pbar = tqdm(train_loader)` ... `for batch in pbar:`)."""
+    if any(value.what is What.LOADER for value in loop.source_values):
+        return True
+    if DATA_NAME.search(loop.iter_text) is not None:
+        return True
+    return any(DATA_NAME.search(source) for source in loop.sources)
+
+
+def _iterated_name(node: cst.BaseExpression) -> str | None:
+    """What an iterator or a progress bar iterates, when it is named: `loader` for
+    `iter(loader)`, `tqdm(loader)`, `tqdm(enumerate(loader))`; None for anything else."""
+    wrapped = False
+    while type(node) is cst.Call and node.args:
+        callee = dotted(node.func) or ""
+        if callee == "enumerate" and wrapped:
+            node = node.args[0].value
+            continue
+        if callee not in ("iter", "track") and callee.rsplit(".", 1)[-1] != "tqdm":
+            break
+        node = node.args[0].value
+        wrapped = True
+    return dotted(node) if wrapped else None

@@ -56,7 +56,15 @@ from torchlint.analysis.recognise import FUNCTIONAL_LOSSES, CallRecogniser
 from torchlint.analysis.sites import Branch, CallSite
 from torchlint.analysis.source import ParsedSource
 from torchlint.analysis.syntax import NOT_A_LITERAL, literal, method_name, target_names
-from torchlint.analysis.values import NOT_A_TENSOR, UNKNOWN, Value, Values, What, join
+from torchlint.analysis.values import (
+    NOT_A_TENSOR,
+    UNKNOWN,
+    Value,
+    Values,
+    What,
+    iterates_data,
+    join,
+)
 
 
 class Walker:
@@ -388,10 +396,20 @@ class Walker:
         for item in node.items:
             self.anchor_at(item.item)
             self.expr(item.item)
+            self.progress_bar_as(item)
             self.frames.append(self.recognise.with_frame(node, item.item))
             pushed += 1
         self.block(node.body)
         del self.frames[len(self.frames) - pushed :]
+
+    def progress_bar_as(self, item: cst.WithItem) -> None:
+        """`with tqdm(enumerate(loader)) as t:`: `t` iterates what the bar wraps."""
+        call, target = item.item, item.asname.name if item.asname is not None else None
+        if type(call) is not cst.Call or type(target) is not cst.Name:
+            return
+        callee = dotted(call.func) or ""
+        if callee.rsplit(".", 1)[-1] in ("tqdm", "track"):
+            self.values.bind(target.value, call, under_no_grad=self.under_no_grad())
 
     def function(self, node: cst.FunctionDef) -> None:
         parent = self.scope
@@ -642,7 +660,7 @@ class Walker:
             self.frames,
             self.imports.qualify,
             lambda name: self.sites.assigned.get((key, name), ()),
-            _iterates_data,
+            iterates_data,
         )
         if found is not None:
             self.facts.discarded_conversions.append(found)
@@ -849,13 +867,6 @@ _OBJECT_EVENTS = frozenset(
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def _iterates_data(loop: LoopFrame) -> bool:
-    """A loop over batches: a loader's value, or an iterable named like data."""
-    if any(value.what is What.LOADER for value in loop.source_values):
-        return True
-    return DATA_NAME.search(loop.iter_text) is not None
 
 
 def _subscript_children(node: cst.Subscript) -> Iterator[cst.BaseExpression | None]:

@@ -37,7 +37,9 @@ from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
 from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
+from torchlint.rules.loop.retain_graph_without_reuse import RetainGraphWithoutReuse
 from torchlint.rules.loop.scheduler_before_optimizer_step import SchedulerBeforeOptimizerStep
+from torchlint.rules.loop.scheduler_stepped_per_epoch import SchedulerSteppedPerEpoch
 from torchlint.rules.loop.sigmoid_into_bce_with_logits import SigmoidIntoBceWithLogits
 from torchlint.rules.loop.softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 from torchlint.rules.loop.step_before_backward import StepBeforeBackward
@@ -91,6 +93,8 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             ClipAfterStep,
             ClipPerMicroBatch,
             AccumulatedLossNotScaled,
+            SchedulerSteppedPerEpoch,
+            RetainGraphWithoutReuse,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,
