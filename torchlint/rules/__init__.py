@@ -31,6 +31,7 @@ from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
 from torchlint.rules.loop.clip_after_step import ClipAfterStep
 from torchlint.rules.loop.clip_per_micro_batch import ClipPerMicroBatch
 from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
+from torchlint.rules.loop.discriminator_on_attached_fake import DiscriminatorOnAttachedFake
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
 from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
@@ -95,6 +96,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             AccumulatedLossNotScaled,
             SchedulerSteppedPerEpoch,
             RetainGraphWithoutReuse,
+            DiscriminatorOnAttachedFake,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,
