@@ -25,6 +25,7 @@ from torchlint.rules.distributed.collective_under_rank_guard import CollectiveUn
 from torchlint.rules.distributed.gather_in_evaluation import GatherInEvaluation
 from torchlint.rules.distributed.manual_step_in_training_step import ManualStepInTrainingStep
 from torchlint.rules.distributed.save_on_every_rank import SaveOnEveryRank
+from torchlint.rules.distributed.sync_decided_after_forward import SyncDecidedAfterForward
 from torchlint.rules.distributed.sync_dist_every_step import SyncDistEveryStep
 from torchlint.rules.loop.accumulated_loss_not_scaled import AccumulatedLossNotScaled
 from torchlint.rules.loop.backward_under_no_grad import BackwardUnderNoGrad
@@ -103,6 +104,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             CollectiveUnderRankGuard,
             GatherInEvaluation,
             SyncDistEveryStep,
+            SyncDecidedAfterForward,
             SamplerWithShuffle,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,
