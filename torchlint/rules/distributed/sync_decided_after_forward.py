@@ -45,9 +45,9 @@ class SyncDecidedAfterForward(Rule):
     def check(self, ctx: RuleContext) -> None:
         if not mentions(ctx, _RELEVANT):
             return
-        for loop in _loops(ctx.facts.parsed.module):
+        for loop in ctx.facts.loops:  # every `for` and `while`, as the walker found them
             steps: list[_Step] = []
-            _record(loop.body, steps, no_grad=False)
+            _record(loop.node.body, steps, no_grad=False)
             self._check_loop(ctx, steps)
 
     def _check_loop(self, ctx: RuleContext, steps: list[_Step]) -> None:
@@ -79,20 +79,6 @@ class SyncDecidedAfterForward(Rule):
                     "still synchronised on every micro-batch; run the forward inside the "
                     "`with` block too.",
                 )
-
-
-def _loops(module: cst.Module) -> list[cst.For | cst.While]:
-    found: list[cst.For | cst.While] = []
-
-    class _Loops(cst.CSTVisitor):
-        def visit_For(self, node: cst.For) -> None:
-            found.append(node)
-
-        def visit_While(self, node: cst.While) -> None:
-            found.append(node)
-
-    module.visit(_Loops())
-    return found
 
 
 def _record(node: cst.CSTNode, steps: list[_Step], no_grad: bool) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.loops import IterEvent, LoopModel
-from torchlint.analysis.model import ConstructedObject, Kind
+from torchlint.analysis.model import Kind
 from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -23,12 +23,11 @@ class DiscriminatorOnAttachedFake(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         seen: set[int] = set()
-        optimizers = [o for o in ctx.facts.constructed if o.role == "optimizer"]
         for model in ctx.loops.all:
             for backward in model.events:
                 if backward.kind is not Kind.BACKWARD or id(backward.event) in seen:
                     continue
-                found = _upstream_of_step(ctx, model, backward, optimizers)
+                found = _upstream_of_step(ctx, model, backward)
                 if found is None:
                     continue
                 step, owner, upstream, fake = found
@@ -46,7 +45,7 @@ class DiscriminatorOnAttachedFake(Rule):
 
 
 def _upstream_of_step(
-    ctx: RuleContext, model: LoopModel, backward: IterEvent, optimizers: list[ConstructedObject]
+    ctx: RuleContext, model: LoopModel, backward: IterEvent
 ) -> tuple[IterEvent, str, str, str] | None:
     """For a backward whose next step trains module D: a module G in the backward's reach that
     has an optimizer of its own, stepped in the loop, and whose output the function feeds to D
@@ -54,14 +53,14 @@ def _upstream_of_step(
     step = _next_step(model, backward)
     if step is None:
         return None
-    owner = _owner(optimizers, step.receiver)
+    owner = ctx.roles.optimizer_owner(step.receiver)
     if owner is None or owner not in backward.reach:
         return None
     stepped = {e.receiver for e in model.events if e.kind is Kind.STEP}
     function = backward.event.scope.node
     for other in sorted(backward.reach - {owner}):
-        trained = [o for o in optimizers if o.params_owner == other and o.target in stepped]
-        if not trained or any(_fed_by(model, backward, o.target) for o in trained):
+        trained = [o for o in stepped if o is not None and ctx.roles.optimizer_owner(o) == other]
+        if not trained or any(_fed_by(model, backward, o) for o in trained):
             continue  # one loss trains both (an encoder and its head): the gradients are wanted
         fake = _fed_attached(ctx, function, owner, other, backward.event.node)
         if fake is not None:
@@ -91,13 +90,6 @@ def _fed_by(model: LoopModel, backward: IterEvent, optimizer: str) -> bool:
         elif e.kind is Kind.STEP and e.receiver == optimizer and last is backward:
             return True
     return False
-
-
-def _owner(optimizers: list[ConstructedObject], receiver: str | None) -> str | None:
-    for obj in reversed(optimizers):
-        if obj.target == receiver:
-            return obj.params_owner
-    return None
 
 
 def _fed_attached(
