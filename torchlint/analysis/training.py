@@ -28,6 +28,7 @@ from torchlint.analysis.names import (
 )
 from torchlint.analysis.resolve import Roles
 from torchlint.analysis.syntax import string_value_of
+from torchlint.analysis.values import iterates_data
 
 # A file that never mentions an optimizer is not training anything: its backward loops compute
 # gradients for inspection (saliency maps, gradient checks) and need no step.
@@ -224,6 +225,18 @@ def opaque_training_step(e: IterEvent, roles: Roles) -> bool:
     `loss_scaler(loss, optimizer, parameters=...)`: it runs backward and step inside."""
     return (
         is_opaque_call(e.event) and bool(e.event.tensor_args) and passes_optimizer(e.event, roles)
+    )
+
+
+def iterates_steps(model: LoopModel) -> bool:
+    """A loop whose iterations are training steps (over batches, `range(steps)`, `while`, a
+    framework's step method), not a loop over several losses of one graph or over optimizers."""
+    node = model.loop.node
+    if type(node) is cst.While or isinstance(node, cst.FunctionDef):
+        return True
+    text = model.loop.iter_text
+    return text.startswith(("range(", "enumerate(range(", "tqdm(range(")) or iterates_data(
+        model.loop
     )
 
 

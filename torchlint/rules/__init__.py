@@ -45,6 +45,7 @@ from torchlint.rules.loop.scheduler_stepped_per_epoch import SchedulerSteppedPer
 from torchlint.rules.loop.sigmoid_into_bce_with_logits import SigmoidIntoBceWithLogits
 from torchlint.rules.loop.softmax_into_cross_entropy import SoftmaxIntoCrossEntropy
 from torchlint.rules.loop.step_before_backward import StepBeforeBackward
+from torchlint.rules.loop.step_without_backward import StepWithoutBackward
 from torchlint.rules.loop.zero_grad_between_backward_and_step import ZeroGradBetweenBackwardAndStep
 from torchlint.rules.loop.zero_grad_defeats_accumulation import ZeroGradDefeatsAccumulation
 from torchlint.rules.speed.blocking_transfer import BlockingTransfer
@@ -98,6 +99,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SchedulerSteppedPerEpoch,
             RetainGraphWithoutReuse,
             DiscriminatorOnAttachedFake,
+            StepWithoutBackward,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,

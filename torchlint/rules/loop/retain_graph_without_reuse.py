@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.loops import IterEvent, LoopModel
 from torchlint.analysis.model import Kind
-from torchlint.analysis.values import iterates_data
+from torchlint.analysis.training import iterates_steps
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -24,7 +24,7 @@ class RetainGraphWithoutReuse(Rule):
     def check(self, ctx: RuleContext) -> None:
         seen: set[int] = set()
         for model in ctx.loops.all:
-            if not _iterates_steps(model):
+            if not iterates_steps(model):
                 continue
             for backward in model.events:
                 if backward.kind is not Kind.BACKWARD or id(backward.event) in seen:
@@ -44,18 +44,6 @@ class RetainGraphWithoutReuse(Rule):
                     "a second time', a tensor carried across iterations (a recurrent hidden "
                     "state) still holds the previous graph: detach it instead.",
                 )
-
-
-def _iterates_steps(model: LoopModel) -> bool:
-    """A loop whose iterations are training steps (over batches, `range(steps)`, `while`),
-    not a loop over several losses of one graph (`for loss in losses:`)."""
-    node = model.loop.node
-    if type(node) is cst.While or isinstance(node, cst.FunctionDef):
-        return True
-    text = model.loop.iter_text
-    return text.startswith(("range(", "enumerate(range(", "tqdm(range(")) or iterates_data(
-        model.loop
-    )
 
 
 def _retains(backward: IterEvent) -> bool:
