@@ -70,3 +70,16 @@ def literal(node: cst.BaseExpression | None) -> object:
     if type(node) is cst.Name and node.value in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[node.value]
     return NOT_A_LITERAL
+
+
+def block_ends_with(suite: cst.BaseSuite, exits: tuple[type[cst.BaseSmallStatement], ...]) -> bool:
+    """Whether the block's last statement is one of `exits` (`continue`, `return`, `raise`):
+    the code after its `if` runs only when the test is false."""
+    if type(suite) is cst.IndentedBlock:
+        if not suite.body:
+            return False
+        last = suite.body[-1]
+        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], exits)
+    if type(suite) is cst.SimpleStatementSuite:
+        return bool(suite.body) and isinstance(suite.body[-1], exits)
+    return False

@@ -55,7 +55,13 @@ from torchlint.analysis.protocol import ProjectView
 from torchlint.analysis.recognise import FUNCTIONAL_LOSSES, CallRecogniser
 from torchlint.analysis.sites import Branch, CallSite
 from torchlint.analysis.source import ParsedSource
-from torchlint.analysis.syntax import NOT_A_LITERAL, literal, method_name, target_names
+from torchlint.analysis.syntax import (
+    NOT_A_LITERAL,
+    block_ends_with,
+    literal,
+    method_name,
+    target_names,
+)
 from torchlint.analysis.values import (
     NOT_A_TENSOR,
     UNKNOWN,
@@ -258,7 +264,7 @@ class Walker:
                 # compound statements: their rows come from `ast` (see positions.py)
                 self.anchors[id(stmt)] = Anchor(stmt, self.indents, self.top)
             self.stmt(stmt)
-            if type(stmt) is cst.If and stmt.orelse is None and _ends_with_exit(stmt.body):
+            if type(stmt) is cst.If and stmt.orelse is None and block_ends_with(stmt.body, _EXITS):
                 # `if cond: continue` / `if not should_log: return` -- what follows runs only
                 # when `cond` is false. (After `if cond: break`, the rest still runs on every
                 # iteration until the last.)
@@ -960,19 +966,6 @@ def _bound_names(node: cst.Import | cst.ImportFrom) -> list[str]:
             if full is not None:
                 names.append(full.split(".", 1)[0])
     return names
-
-
-def _ends_with_exit(suite: cst.BaseSuite) -> bool:
-    """The block ends with `continue`, `return` or `raise`: the code after its `if` runs only
-    when the test is false."""
-    if type(suite) is cst.IndentedBlock:
-        if not suite.body:
-            return False
-        last = suite.body[-1]
-        return type(last) is cst.SimpleStatementLine and isinstance(last.body[-1], _EXITS)
-    if type(suite) is cst.SimpleStatementSuite:
-        return bool(suite.body) and isinstance(suite.body[-1], _EXITS)
-    return False
 
 
 _EXITS = (cst.Continue, cst.Return, cst.Raise)

@@ -6,6 +6,7 @@ from torchlint.rules.amp.backward_inside_autocast import BackwardInsideAutocast
 from torchlint.rules.amp.clip_without_unscale import ClipWithoutUnscale
 from torchlint.rules.amp.deprecated_cuda_amp import DeprecatedCudaAmp
 from torchlint.rules.amp.fp16_without_scaler import Fp16WithoutScaler
+from torchlint.rules.amp.scaler_update_skipped import ScalerUpdateSkipped
 from torchlint.rules.amp.step_bypasses_scaler import StepBypassesScaler
 from torchlint.rules.amp.unscaled_backward import UnscaledBackward
 from torchlint.rules.api.checkpoint_without_use_reentrant import CheckpointWithoutUseReentrant
@@ -80,6 +81,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             ClipWithoutUnscale,
             Fp16WithoutScaler,
             BackwardInsideAutocast,
+            ScalerUpdateSkipped,
             SyncInHotLoop,
             SyncInCompiledFunction,
             SynchronousDataLoader,
