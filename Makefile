@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test test-gpu lint format bench clean neovim extension e2e
+.PHONY: demo test test-fast test-gpu lint format bench clean neovim extension e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,12 @@ demo: $(VENV)/.installed-runtime
 
 test: $(VENV)/.installed-dev neovim extension e2e
 	$(BIN)/python -m pytest -n auto -q
+
+# The inner loop: everything in-process (rules, engine, fixes, project, CLI, docs), about two
+# minutes on two cores; leaves out the language server over stdio, the runtime's child
+# processes, Neovim, the extension and the real VS Code, which `make test` runs.
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n auto -q --ignore=tests/lsp --ignore=tests/runtime --ignore=tests/gpu
 
 # The CUDA suite (tests/gpu), on a machine with a GPU; never part of `make test`. It needs a
 # Python whose torch sees CUDA (GPU_PYTHON, default python3: the CPU build of .venv cannot), with
