@@ -36,6 +36,7 @@ from torchlint.rules.loop.compile_in_training_loop import CompileInTrainingLoop
 from torchlint.rules.loop.discriminator_on_attached_fake import DiscriminatorOnAttachedFake
 from torchlint.rules.loop.eval_mode_leak import EvalModeLeak
 from torchlint.rules.loop.eval_without_no_grad import EvalWithoutNoGrad
+from torchlint.rules.loop.evaluation_in_train_mode import EvaluationInTrainMode
 from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
 from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
@@ -102,6 +103,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             RetainGraphWithoutReuse,
             DiscriminatorOnAttachedFake,
             StepWithoutBackward,
+            EvaluationInTrainMode,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,
