@@ -288,6 +288,15 @@ class Scope:
         return self.parent is None
 
     @property
+    def outermost_function(self) -> Scope:
+        """The top-level function (or method) this scope is nested in, itself for one; the
+        module for the module."""
+        outer = self
+        while outer.parent is not None and not outer.parent.is_module:
+            outer = outer.parent
+        return outer
+
+    @property
     def module_imports(self) -> ImportTable | None:
         """The imports of the module this scope belongs to."""
         scope: Scope | None = self

@@ -137,8 +137,7 @@ def _reset_between(
     if unscale.event.scope is not update.event.scope:
         return False
     first, last = ctx.line_of(unscale.event.node), ctx.line_of(update.event.node)
-    lines = ctx.facts.parsed.text.splitlines()[first : last - 1]
-    text = "\n".join(lines)
+    text = "\n".join(ctx.facts.parsed.lines.line(row) for row in range(first + 1, last))
     return any(_assigns(text, name) for name in guard.reads)
 
 

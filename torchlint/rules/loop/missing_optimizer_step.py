@@ -123,9 +123,7 @@ def _schedule_of_a_caller(ctx: RuleContext, scope: Scope) -> bool:
     for site in ctx.links.callers.get(id(scope), []):
         if site.scope is not scope and scope_may_step(site.scope, ctx.roles):
             return True
-    outer = scope
-    while outer.parent is not None and not outer.parent.is_module:
-        outer = outer.parent
+    outer = scope.outermost_function
     texts = [ctx.text(outer.node)]
     if outer.class_name is not None:
         pending, seen = [outer.class_name], set()

@@ -51,6 +51,7 @@ class StepWithoutBackward(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
+        file_silent: bool | None = None  # the whole file never speaks of gradients
         for model in ctx.loops.all:
             step = _unconditional_step(model)
             if step is None or not iterates_steps(model):
@@ -59,8 +60,11 @@ class StepWithoutBackward(Rule):
                 continue
             if any(_may_train(e, ctx) for e in model.events):
                 continue
-            if not _computes_a_loss_for(model, step, ctx):
-                continue
+            if not _clears(model, step):
+                if file_silent is None:
+                    file_silent = not _speaks_of_gradients(ctx.facts.parsed.text)
+                if not file_silent:
+                    continue
             if _gradients_elsewhere(ctx, model.loop.scope, model):
                 continue
             optimizer = step.receiver or "optimizer"
@@ -97,23 +101,18 @@ def _may_train(e: IterEvent, ctx: RuleContext) -> bool:
     return passes_optimizer(e.event, ctx.roles) and _BOOKKEEPING.search(name) is None
 
 
-def _computes_a_loss_for(model: LoopModel, step: IterEvent, ctx: RuleContext) -> bool:
-    """The iteration does the rest of a training step: it clears the stepped optimizer's
-    gradients, or nothing in the whole file speaks of gradients at all (a loss computed and
+def _clears(model: LoopModel, step: IterEvent) -> bool:
+    """The iteration clears the stepped optimizer's gradients (without that, the loop counts
+    as training only in a file that never speaks of gradients at all: a loss computed and
     logged, the backward line forgotten)."""
-    for e in model.events:
-        if e.kind is Kind.ZERO_GRAD and e.receiver == step.receiver:
-            return True
-    return not _speaks_of_gradients(ctx.facts.parsed.text)
+    return any(e.kind is Kind.ZERO_GRAD and e.receiver == step.receiver for e in model.events)
 
 
 def _gradients_elsewhere(ctx: RuleContext, scope: Scope, model: LoopModel) -> bool:
     """The text around the loop (its outermost function, or the loop at module level) or a
     caller of its function speaks of gradients: the backward may be out of our sight (a hook,
     a method of the same class the loop's events do not reach)."""
-    outer = scope
-    while outer.parent is not None and not outer.parent.is_module:
-        outer = outer.parent
+    outer = scope.outermost_function
     node = model.loop.node if outer.is_module else outer.node
     if _speaks_of_gradients(ctx.text(node)):
         return True
