@@ -268,8 +268,7 @@ def _child_env(run_id: str, files: RunFiles) -> dict[str, str]:
     env.pop("TORCHLINT_ISOLATION_FAILED", None)
     env[RUN_ID_VARIABLE] = run_id
     env.update(files.environment())
-    package_parent = str(Path(__file__).resolve().parents[2])
-    paths = (files.boot_path(), package_parent, env.get("PYTHONPATH", ""))
+    paths = (files.boot_path(), files.import_path(), env.get("PYTHONPATH", ""))
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"

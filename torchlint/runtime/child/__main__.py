@@ -239,8 +239,10 @@ def _run_script(
             site=capture.finder.find_in_traceback(exc.__traceback__),
         )
     except BaseException as exc:
-        traceback.print_exception(exc)  # to the script's stderr, as Python itself would
-        from torchlint.runtime.child.blame import torchlint_fault
+        from torchlint.runtime.child.blame import script_traceback, torchlint_fault
+
+        shown = script_traceback(exc)
+        sys.stderr.write(shown)  # to the script's stderr, as Python itself would
         from torchlint.runtime.child.loss_checks import labels_from_crash
 
         labels = labels_from_crash(capture, exc)
@@ -249,7 +251,7 @@ def _run_script(
             capture.stopped_in_first_step()
 
         oom = is_out_of_memory(exc)
-        tail = "".join(traceback.format_exception(exc)).splitlines()[-20:]
+        tail = shown.splitlines()[-20:]
         message = f"{type(exc).__name__}: {exc}".strip()[:2000]
         if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
             message += (

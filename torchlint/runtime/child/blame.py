@@ -14,6 +14,7 @@ import os
 import pickle
 import re
 import sys
+import traceback
 from types import TracebackType
 
 import torchlint
@@ -67,3 +68,32 @@ def torchlint_fault(exc: BaseException) -> str | None:
     if copying and _OURS.search(text):
         return f"the script copied or saved one of its objects and reached torchlint's: {text}"
     return None
+
+
+def _runs_the_script(frame: traceback.FrameSummary) -> bool:
+    """A frame a plain run would not have: torchlint's own, or runpy's that started the script."""
+    filename = os.path.abspath(frame.filename)
+    return filename.startswith(_PACKAGE) or frame.filename.startswith("<frozen runpy")
+
+
+def _drop_our_frames(shown: traceback.TracebackException) -> None:
+    seen: set[int] = set()
+    todo = [shown]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        kept = [frame for frame in current.stack if not _runs_the_script(frame)]
+        current.stack = traceback.StackSummary.from_list(kept)
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+
+
+def script_traceback(exc: BaseException) -> str:
+    """The traceback of the script's failure as a plain `python script.py` prints it: without
+    the frames of torchlint's runner and of its file isolation (which raise what the real
+    calls raise). A failure of torchlint's own keeps every frame: those are the ones to read."""
+    shown = traceback.TracebackException.from_exception(exc)
+    if torchlint_fault(exc) is None:
+        _drop_our_frames(shown)
+    return "".join(shown.format())

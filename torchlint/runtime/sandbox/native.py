@@ -3,12 +3,16 @@ h5py, sqlite3): their path arguments are redirected, patched as their modules ar
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
 
 from torchlint.runtime.post_import import PostImport
 from torchlint.runtime.sandbox.redirect import Redirect
+
+#: an error raised here is the library's answer to the script's call (runtime/child/blame.py)
+TRANSPARENT = True
 
 
 def _map_path(redirect: Redirect, path: Any, write: bool, keep: bool = False) -> Any:
@@ -19,8 +23,39 @@ def _map_path(redirect: Redirect, path: Any, write: bool, keep: bool = False) ->
     virtual = redirect.virtual(path)
     if virtual is None:
         return path
-    actual = redirect.for_write(virtual, keep=keep) if write else redirect.for_read(virtual)
+    if not write:
+        actual = redirect.for_read(virtual)
+    else:
+        try:
+            actual = redirect.for_write(virtual, keep=keep)
+        except OSError:
+            # its folder is not in the run's view: the library must fail on its own terms
+            # (torch.save's "Parent directory ... does not exist"), on a path in the scratch
+            # folder, so that nothing outside it can be written
+            return redirect.shadow(virtual)
     return path if actual == virtual and not redirect.cwd_shadowed else actual
+
+
+def _in_callers_terms(exc: BaseException, given: Any, used: Any) -> None:
+    """Name the path in a native library's error as the caller gave it, not as it was mapped."""
+    if given is used or not isinstance(used, (str, bytes)):
+        return
+    given_text, used_text = os.fsdecode(os.fspath(given)), os.fsdecode(used)
+    pairs = [(used_text, given_text)]
+    given_folder, used_folder = os.path.dirname(given_text), os.path.dirname(used_text)
+    if given_folder:
+        pairs.append((used_folder, given_folder))
+    args = []
+    for arg in exc.args:
+        if isinstance(arg, str):
+            for mapped, as_given in pairs:
+                arg = arg.replace(mapped, as_given)
+        args.append(arg)
+    exc.args = tuple(args)
+    if not isinstance(exc, OSError):
+        return
+    if isinstance(exc.filename, (str, bytes)) and os.fsdecode(exc.filename) == used_text:
+        exc.filename = os.fspath(given)
 
 
 def _wrap_path_argument(
@@ -32,21 +67,21 @@ def _wrap_path_argument(
     keep: bool = False,
 ) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = used = None
         if len(args) > index:
-            args = (
-                *args[:index],
-                _map_path(redirect, args[index], write, keep),
-                *args[index + 1 :],
-            )
+            given = args[index]
+            used = _map_path(redirect, given, write, keep)
+            args = (*args[:index], used, *args[index + 1 :])
         elif keyword in kwargs:
-            kwargs[keyword] = _map_path(redirect, kwargs[keyword], write, keep)
-        return function(*args, **kwargs)
+            given = kwargs[keyword]
+            used = kwargs[keyword] = _map_path(redirect, given, write, keep)
+        try:
+            return function(*args, **kwargs)
+        except Exception as exc:
+            _in_callers_terms(exc, given, used)
+            raise
 
-    wrapper.__name__ = getattr(function, "__name__", "wrapper")
-    wrapper.__qualname__ = getattr(function, "__qualname__", wrapper.__name__)
-    wrapper.__doc__ = getattr(function, "__doc__", None)
-    wrapper.__wrapped__ = function  # type: ignore[attr-defined]
-    return wrapper
+    return functools.update_wrapper(wrapper, function)
 
 
 def _patch_torch(redirect: Redirect, module: Any, patches: list[tuple[Any, str, Any]]) -> None:

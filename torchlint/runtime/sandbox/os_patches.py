@@ -1,8 +1,15 @@
-"""The replacements of the `os`, `builtins`/`io` file functions (see redirect.py)."""
+"""The replacements of the `os`, `builtins`/`io` file functions (see redirect.py).
+
+Each replacement fails exactly as the real call would: the same exception class and errno, and
+the paths in its message as the script gave them (`'data'`, not the absolute path the
+redirection works with). The errors they raise are the script's business (`TRANSPARENT`, read by
+runtime/child/blame.py), and their frames are left out of the traceback the report shows.
+"""
 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,6 +27,51 @@ from torchlint.runtime.sandbox.redirect import (
     renamed_error,
     under,
 )
+
+#: an OSError raised here is the system's answer to the script's call, not a fault of torchlint
+TRANSPARENT = True
+#: the keyword names of path arguments in the patched calls
+_PATH_KEYWORDS = ("file", "path", "src", "dst")
+
+
+#: the calls whose errors name both of their paths ('src' -> 'dst')
+_TWO_PATHS = frozenset(("rename", "replace", "symlink", "link"))
+
+
+def as_the_call_fails(
+    redirect: Redirect, function: Callable[..., Any], name: str = ""
+) -> Callable[..., Any]:
+    """`function`, its OSErrors naming each path as the caller passed it."""
+    two_paths = name in _TWO_PATHS
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return function(*args, **kwargs)
+        except OSError as exc:
+            given = [*args[:2], *(kwargs[k] for k in _PATH_KEYWORDS if k in kwargs)]
+            if any(kwargs.get(k) is not None for k in ("dir_fd", "src_dir_fd", "dst_dir_fd")):
+                raise
+            if two_paths and len(given) == 2 and exc.errno is not None:
+                exc.filename, exc.filename2 = (os.fspath(p) for p in given)
+            else:
+                _name_as_given(redirect, exc, given)
+            raise
+
+    return functools.update_wrapper(call, function)
+
+
+def _name_as_given(redirect: Redirect, exc: OSError, given: list[Any]) -> None:
+    paths = [os.fspath(p) for p in given if isinstance(p, (str, bytes, os.PathLike))]
+    for attribute in ("filename", "filename2"):
+        named = getattr(exc, attribute, None)
+        if not isinstance(named, (str, bytes)):
+            continue
+        for path in paths:
+            if named == path:
+                break
+            if os.fsdecode(named) == redirect.virtual(path):
+                setattr(exc, attribute, path)
+                break
 
 
 class ShadowEntry:
@@ -128,7 +180,7 @@ def make_open(redirect: Redirect, original: Callable[..., Any]) -> Callable[...,
         return call_on(original, actual, virtual, mode, *args, **kwargs)
 
     open.__doc__ = original.__doc__
-    return open
+    return as_the_call_fails(redirect, open)
 
 
 def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
@@ -380,7 +432,7 @@ def install_os(redirect: Redirect, patches: list[tuple[Any, str, Any]]) -> None:
     for name, replacement in replacements.items():
         if hasattr(os, name):
             patches.append((os, name, getattr(os, name)))
-            setattr(os, name, replacement)
+            setattr(os, name, as_the_call_fails(r, replacement, name))
 
 
 def _absolute(path: Any, dir_fd: int | None) -> str:

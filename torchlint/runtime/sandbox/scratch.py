@@ -97,6 +97,22 @@ class RunFiles:
     def boot_path() -> str:
         return str(_BOOT)
 
+    def import_path(self) -> str:
+        """The folder the run's processes import torchlint from: it holds torchlint alone (a
+        link to this package), so the rest of the environment torchlint is installed in (its
+        site-packages, or the checkout's other folders) never shadows what the user's
+        interpreter has. The child needs nothing else from here: it runs on the user's torch."""
+        package = Path(__file__).resolve().parents[2]
+        folder = self.root / "imports"
+        try:
+            folder.mkdir(exist_ok=True)
+            link = folder / package.name
+            if not link.is_symlink():
+                link.symlink_to(package, target_is_directory=True)
+        except OSError:  # no symbolic links here: the package's own folder, as before
+            return str(package.parent)
+        return str(folder)
+
     def wrap(self, command: list[str], python: str, folders: list[str]) -> list[str]:
         """The command, put under overlay mounts where the mode allows it (Linux only)."""
         if self.mode == "redirect" or not sys.platform.startswith("linux"):
