@@ -64,6 +64,27 @@ def test_a_manual_update_with_a_zero_learning_rate_fails_at_the_update_line() ->
     assert result["reason"].startswith("TLR108")
 
 
+def test_fit_without_a_data_loader_says_why_and_nothing_else() -> None:
+    import io
+
+    from rich.console import Console
+
+    from torchlint.runtime.report import render_report
+
+    result = launch("manual_sgd", check="fit")
+    assert outcome(result) == ("completed", "not_applicable", "not_applicable")
+    assert "DataLoader" in result["summary"] and "TLR006" in codes(result)  # for the editor
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    render_report(result, console)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert shown.lstrip().startswith("NOT APPLICABLE") and "DataLoader" in shown
+    # no empty evidence ("- of - epochs"), no data checks that were never run, and the reason
+    # once, not again as a diagnostic
+    for heading in ("evidence", "data checks", "diagnostics", "of - epochs"):
+        assert heading not in shown, shown
+    assert shown.count("fit reads epochs") == 1, shown
+
+
 def test_checks_that_need_an_optimizer_say_so_in_seconds() -> None:
     started = time.monotonic()
     result = launch("manual_sgd", check="lr-find")

@@ -629,6 +629,8 @@ def _render_evidence(envelope: Mapping[str, Any], console: Console, glyphs: Glyp
         _render_grads(payload, console, glyphs)
     elif envelope.get("check") == "overfit" and "loss_curve" in payload:
         _render_overfit(payload, console, glyphs, completed=status == "completed")
+    elif envelope.get("verdict") == "not_applicable":
+        return  # the headline says why; a check that did not apply has no evidence to show
     elif status == "completed" and envelope.get("check") in _PLUGIN_REPORTS:
         module = importlib.import_module(_PLUGIN_REPORTS[str(envelope.get("check"))])
         module.render_evidence(payload, console, glyphs)
@@ -931,10 +933,12 @@ def _diagnostics(envelope: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _render_diagnostics(envelope: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
     error = _dict(envelope.get("error"))
     shown_error = (_text(error.get("message")), _site(error.get("site")))
+    summary = _text(envelope.get("summary")) or ""
     items = [
         d
         for d in _diagnostics(envelope)
         if (_text(d.get("message")), _where(d.get("filename"), d.get("line"))) != shown_error
+        and not _said_in_headline(_text(d.get("message")) or "", summary)
     ]
     if not items:
         return
@@ -953,6 +957,12 @@ def _render_diagnostics(envelope: Mapping[str, Any], console: Console, glyphs: G
                 str(item.get("message", "")),
             )
         )
+
+
+def _said_in_headline(message: str, summary: str) -> bool:
+    """A finding that only repeats the headline's reason (fit's "does not apply: ...")."""
+    reason = message.split(": ", 1)[-1].strip()
+    return len(reason) >= 20 and reason in summary
 
 
 def _sentences(message: str) -> list[str]:
