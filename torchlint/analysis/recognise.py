@@ -128,6 +128,9 @@ class CallRecogniser:
         return None
 
     def constructed(self, target: str, call: cst.Call) -> None:
+        moved = _moved_object(call)  # `Net(...).to(device)` is the Net it built
+        if type(moved) is cst.Call:
+            call = moved
         if _streams(call, self.walk.imports):
             self.walk.order += 1
             self.walk.facts.constructed.append(

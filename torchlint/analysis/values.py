@@ -424,6 +424,12 @@ class Values:
         current = self.env.get(root, UNKNOWN)
         self.env[root] = replace(current, what=What.TENSOR, device=True, graph=True)
 
+    def forget_graph(self, root: str) -> None:
+        """What proved that `root` carries a graph was detached: it may, or may not."""
+        current = self.env.get(root)
+        if current is not None and current.graph is True:
+            self.env[root] = replace(current, graph=None)
+
     def mark_scaled(self, text: str, scaled: bool) -> None:
         current = self.env.get(text)
         if current is not None and current.scaled != scaled:

@@ -569,6 +569,16 @@ class Walker:
         """The key of the current function in `Sites.assigned`: its node's id, 0 at module level."""
         return 0 if self.scope.is_module else id(self.scope.node)
 
+    def detached_entry(self, target: cst.Subscript) -> None:
+        """`output["loss"] = output["loss"].detach()`: the entry whose backward was the evidence
+        that `output` carries a graph no longer does (another entry may, unknown)."""
+        root = target.value
+        if type(root) is not cst.Name:
+            return
+        entry = expr_text(target)
+        if any(e.kind is Kind.BACKWARD and e.receiver == entry for e in self.scope.events):
+            self.values.forget_graph(root.value)
+
     def assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         self.anchors[id(target)] = self.anchor  # type: ignore[assignment]
         if type(target) is cst.Tuple or type(target) is cst.List:
@@ -603,10 +613,12 @@ class Walker:
             return
         text = dotted(target)
         if text is None:
+            if type(target) is cst.Subscript and self.values.graph_of(value) is False:
+                self.detached_entry(target)
             return
-        if text in self.rebound_imports and self.scope.is_module:
-            self.rebound_here.add(text)
-            self.imports.aliases.pop(text, None)
+        # `model = model.TransformerModel(...)`: the value is read while `model` still names
+        # the imported module; from here on the name is the instance
+        rebinds_import = text in self.rebound_imports and self.scope.is_module
         if (
             type(value) is cst.BinaryOperation
             and type(value.operator) is cst.Add
@@ -638,6 +650,9 @@ class Walker:
             self.wraps.pop(text, None)
         no_grad = self.under_no_grad() or self.recognise.calls_no_grad_function(value)
         bound = self.values.bind(text, value, under_no_grad=no_grad)
+        if rebinds_import:
+            self.rebound_here.add(text)
+            self.imports.aliases.pop(text, None)
         if type(value) is cst.Call and bound.what is What.REF:
             self.values.mark_bound(text, target)  # `loader = build_loader(cfg)`
         if text.startswith("self.") and self.scope.class_name is not None:
