@@ -39,11 +39,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from torchlint import __version__
 from torchlint.diagnostics import Diagnostic, Edit, Fix, Location, Severity
-from torchlint.selection import RuleSelection
+
+if TYPE_CHECKING:  # only its cache key is read: a cache does not load the rules
+    from torchlint.selection import RuleSelection
 
 CACHE_DIR_NAME = ".torchlint_cache"
 FORMAT = 2  # bump when the layout of a cache file changes (2: entries gained "deps")

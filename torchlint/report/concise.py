@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.report import Report, print_lines, summary_lines
+from torchlint.report.common import Report, print_lines, summary_lines
 
 PATH_STYLE = "bold"
 CODE_STYLE = "bold red"

@@ -12,7 +12,7 @@ from rich.text import Text
 from torchlint.analysis.source import LineIndex
 from torchlint.diagnostics import Diagnostic, Location
 from torchlint.discovery import display_path
-from torchlint.report import Report, print_lines, summary_lines
+from torchlint.report.common import Report, print_lines, summary_lines
 from torchlint.report.concise import header
 
 CONTEXT_LINES = 2

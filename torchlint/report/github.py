@@ -18,7 +18,7 @@ import os
 from typing import TextIO
 
 from torchlint.diagnostics import Diagnostic, Severity
-from torchlint.report import Report
+from torchlint.report.common import Report
 
 COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

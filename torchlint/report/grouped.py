@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from torchlint.diagnostics import Diagnostic
-from torchlint.report import Report, print_lines, summary_lines
+from torchlint.report.common import Report, print_lines, summary_lines
 from torchlint.report.concise import CODE_STYLE, FIX_STYLE, PATH_STYLE, one_line
 
 INDENT = "  "

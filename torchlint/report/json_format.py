@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from torchlint.report import Report
+from torchlint.report.common import Report
 
 
 def render_json(report: Report, stream: TextIO) -> None:

@@ -28,7 +28,7 @@ from urllib.parse import quote
 
 from torchlint import __version__
 from torchlint.diagnostics import DOCS_URL, Diagnostic, Location, Severity, rule_url
-from torchlint.report import Report
+from torchlint.report.common import Report
 from torchlint.rules import ALL_RULES, Rule
 
 SARIF_VERSION = "2.1.0"

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.text import Text
 
-from torchlint.report import Report, summary_lines
+from torchlint.report.common import Report, summary_lines
 from torchlint.report.concise import CODE_STYLE, FIX_STYLE
 
 INDENT = "  "
