@@ -629,7 +629,7 @@ def _render_evidence(envelope: Mapping[str, Any], console: Console, glyphs: Glyp
         _render_grads(payload, console, glyphs)
     elif envelope.get("check") == "overfit" and "loss_curve" in payload:
         _render_overfit(payload, console, glyphs, completed=status == "completed")
-    elif envelope.get("verdict") == "not_applicable":
+    elif _not_applicable(envelope):
         return  # the headline says why; a check that did not apply has no evidence to show
     elif status == "completed" and envelope.get("check") in _PLUGIN_REPORTS:
         module = importlib.import_module(_PLUGIN_REPORTS[str(envelope.get("check"))])
@@ -933,7 +933,8 @@ def _diagnostics(envelope: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _render_diagnostics(envelope: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
     error = _dict(envelope.get("error"))
     shown_error = (_text(error.get("message")), _site(error.get("site")))
-    summary = _text(envelope.get("summary")) or ""
+    # a check that does not apply says why in its headline, and its finding says it again
+    summary = (_text(envelope.get("summary")) or "") if _not_applicable(envelope) else ""
     items = [
         d
         for d in _diagnostics(envelope)
@@ -959,10 +960,14 @@ def _render_diagnostics(envelope: Mapping[str, Any], console: Console, glyphs: G
         )
 
 
+def _not_applicable(envelope: Mapping[str, Any]) -> bool:
+    return envelope.get("verdict") == "not_applicable"
+
+
 def _said_in_headline(message: str, summary: str) -> bool:
     """A finding that only repeats the headline's reason (fit's "does not apply: ...")."""
     reason = message.split(": ", 1)[-1].strip()
-    return len(reason) >= 20 and reason in summary
+    return bool(summary) and len(reason) >= 20 and reason in summary
 
 
 def _sentences(message: str) -> list[str]:
