@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch is pinned to the CPU build through constraints.txt: a bare `torch` pulls a CUDA build.
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt
 
-.PHONY: demo test test-fast test-gpu lint format bench clean neovim extension e2e
+.PHONY: demo test test-python test-editor test-fast test-gpu lint format bench clean neovim extension e2e
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,17 @@ demo: $(VENV)/.installed-runtime
 	@echo; echo "runtime check (runs the script in a child process): torchlint run overfit examples/housing_regression.py"
 	@$(BIN)/torchlint run overfit examples/housing_regression.py --steps 100 --timeout 120; status=$$?; [ $$status -le 1 ]
 
-test: $(VENV)/.installed-dev neovim extension e2e
+# Two phases side by side once the environment is installed: the Python suite (CPU-bound, on
+# every core) and the editor's (downloads, the extension's build and tests, the real VS Code,
+# much of it waiting on the network or on a browser). Each prints its output when it ends; make
+# fails if either does.
+test: $(VENV)/.installed-dev neovim
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-python test-editor
+
+test-python: $(VENV)/.installed-dev neovim
 	$(BIN)/python -m pytest -n auto -q
+
+test-editor: e2e
 
 # The inner loop: everything in-process (rules, engine, fixes, project, CLI, docs), about two
 # minutes on two cores; leaves out the language server over stdio, the runtime's child
