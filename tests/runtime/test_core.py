@@ -449,3 +449,42 @@ def test_runtime_package_imports_without_torch() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
+
+
+class _ResidualBlock(nn.Module):
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc(torch.relu(self.norm(x)))
+
+
+def test_layer_depths_count_the_blocks_of_a_residual_stack() -> None:
+    """minGPT's shape: through the skip path every block is one step from the loss, yet the
+    first block lies twelve blocks deep; each block gets its own depth, in order."""
+    from torchlint.runtime.child.core import MIN_DEPTH_LEVELS, layer_depths
+
+    embed, head = nn.Linear(8, 16), nn.Linear(16, 4)
+    blocks = nn.Sequential(*[_ResidualBlock(16) for _ in range(12)])
+    depths = layer_depths(head(blocks(embed(torch.randn(5, 8)))).sum())
+    by_block = [depths[id(block.fc.weight)] for block in blocks]
+    assert by_block == sorted(by_block, reverse=True) and len(set(by_block)) == 12
+    assert depths[id(head.weight)] == 0 and depths[id(embed.weight)] > by_block[0]
+    assert len(set(depths.values())) >= MIN_DEPTH_LEVELS
+
+
+def test_layer_depths_give_parallel_branches_the_same_depths() -> None:
+    from torchlint.runtime.child.core import layer_depths
+
+    trunk, actor, critic = nn.Linear(4, 8), nn.Linear(8, 2), nn.Linear(8, 1)
+    features = torch.relu(trunk(torch.randn(3, 4)))
+    depths = layer_depths(actor(features).sum() + critic(features).sum())
+    assert depths[id(actor.weight)] == depths[id(critic.weight)] == 0
+    assert depths[id(trunk.weight)] == 1
+    # a weight used twice (tied embeddings) gets the depth nearest the loss
+    tied = nn.Linear(6, 6, bias=False)
+    x = tied(torch.randn(2, 6))
+    depths = layer_depths(nn.functional.linear(torch.tanh(x), tied.weight).sum())
+    assert depths[id(tied.weight)] == 0
