@@ -488,3 +488,15 @@ def test_layer_depths_give_parallel_branches_the_same_depths() -> None:
     x = tied(torch.randn(2, 6))
     depths = layer_depths(nn.functional.linear(torch.tanh(x), tied.weight).sum())
     assert depths[id(tied.weight)] == 0
+
+
+def test_the_default_time_budget_follows_the_measured_step_cost() -> None:
+    from torchlint.runtime.child.overfit import DEFAULT_TIME_BUDGET, PLATEAU_MIN_STEPS, sized_budget
+
+    # fast steps: the default fits the steps a plateau needs many times over
+    assert sized_budget(0.01, 0.05, None) == DEFAULT_TIME_BUDGET
+    # two CPU seconds a step: enough for the steps a plateau needs, a tenth more
+    assert sized_budget(2.0, 6.0, None) == pytest.approx(6.0 + 2.0 * PLATEAU_MIN_STEPS * 1.1)
+    # never past what the hang guard leaves, and never below the default
+    assert sized_budget(2.0, 6.0, 150.0) == 150.0
+    assert sized_budget(2.0, 6.0, 30.0) == DEFAULT_TIME_BUDGET

@@ -269,6 +269,15 @@ def test_a_time_budget_spent_in_a_few_slow_steps_is_inconclusive_not_a_failure()
     assert not any(d["severity"] == "error" for d in result["diagnostics"])
 
 
+def test_the_default_time_budget_grows_for_steps_that_take_a_second() -> None:
+    # a step costs a CPU second: 90 s would stop at about 90 steps, before a plateau can be
+    # told (100); measured over the first steps, the budget grows to fit them
+    result = launch("slow_steps", steps=6, timeout=300, args=["--cost", "1.0"])
+    payload = result["payload"]
+    assert payload["stop"] == "step_budget" and payload["steps_run"] == 6, result["summary"]
+    assert 100 < payload["budget"]["seconds"] < payload["budget"]["wall_guard_seconds"]
+
+
 def test_slow_steps_that_change_nothing_still_fail() -> None:
     result = launch("slow_steps", time_budget=3, args=["--lr", "0"])
     assert outcome(result)[:2] == ("completed", "fail"), result["summary"]

@@ -173,7 +173,8 @@ OPTIONS: tuple[RunOption, ...] = (
     RunOption(
         "--time-budget",
         "overfit: seconds of training after which it stops and judges what it has "
-        "(default: 90, and never past --timeout)",
+        "(default: 90, or what 100 steps of the measured step cost need; never past "
+        "--timeout)",
         ("overfit",),
         "time_budget",
         {"type": float, "default": None, "metavar": "SECONDS"},

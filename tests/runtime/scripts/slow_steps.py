@@ -1,6 +1,6 @@
 """A correct loop whose steps are slow, with a small learning rate: in a few seconds its loss
 has only begun to fall. `--wait cpu` (default) makes each step cost CPU time of the training
-thread (a large model); `--wait sleep` costs wall time only (what a busy machine does to a
+thread (a large model; `--cost` seconds, 0.3 by default); `--wait sleep` costs wall time only (what a busy machine does to a
 step: the CPU time stays small while the clock runs)."""
 
 import argparse
@@ -13,6 +13,7 @@ from torch.utils.data import DataLoader, TensorDataset
 parser = argparse.ArgumentParser()
 parser.add_argument("--lr", type=float, default=1e-3)
 parser.add_argument("--wait", choices=("cpu", "sleep"), default="cpu")
+parser.add_argument("--cost", type=float, default=0.3, help="seconds each step waits")
 args = parser.parse_args()
 
 
@@ -34,4 +35,4 @@ for epoch in range(100):
         optimizer.zero_grad()
         nn.functional.cross_entropy(model(x), y).backward()
         optimizer.step()
-        wait(0.3)
+        wait(args.cost)

@@ -57,6 +57,9 @@ WALL_SHARE = 0.75
 #: a plateau: the best value improved less than this (relative) over the last `patience` steps
 PLATEAU_IMPROVEMENT = 0.01
 PLATEAU_MIN_STEPS = 100
+#: the steps whose CPU cost sizes the default time budget (the first one, which warms up, not
+#: counted)
+SIZING_STEPS = 3
 PLATEAU_PATIENCE = 50
 #: still falling at the budget: the best value improved this much over the last fifth
 STILL_FALLING = 0.05
@@ -99,6 +102,8 @@ class OverfitPlugin(RunPlugin):
         self._budget_seconds = (
             self.time_budget if self.time_budget is not None else DEFAULT_TIME_BUDGET
         )
+        self._sized = False  # the default budget was sized by the steps' cost (_size_budget)
+        self._cpu_after_first: float | None = None
         #: the functional losses computed with gradients since the last backward, and those of
         #: each backward since the last step of the primary optimizer
         self._pending: list[LossValue] = []
@@ -135,6 +140,22 @@ class OverfitPlugin(RunPlugin):
             left = max(1.0, WALL_SHARE * (self.timeout - spent))
             self._wall_seconds = left
             self._wall_deadline = time.monotonic() + left
+
+    def _size_budget(self) -> None:
+        """Without `--time-budget`, the budget follows the step's measured cost: when the
+        default would stop before `PLATEAU_MIN_STEPS` steps (a model that takes seconds per
+        step), it grows to fit them, as far as the --timeout hang guard leaves room."""
+        steps = len(self.steps)
+        if self.time_budget is not None or self._sized or steps <= SIZING_STEPS:
+            return
+        if steps == 1 or self._cpu_after_first is None:
+            return
+        self._sized = True
+        per_step = (self.cpu_seconds() - self._cpu_after_first) / (steps - 1)
+        room = None
+        if self._wall_deadline is not None:
+            room = self.cpu_seconds() + max(0.0, self._wall_deadline - time.monotonic())
+        self._budget_seconds = sized_budget(per_step, self.cpu_seconds(), room)
 
     def cpu_seconds(self) -> float:
         """CPU time the training thread spent since the first backward."""
@@ -190,6 +211,9 @@ class OverfitPlugin(RunPlugin):
         components = numbers[at : at + len(tensors)]
         accuracy = numbers[at + len(tensors)] if accuracies else None
         self.steps.append(_Step(step_total, components, accuracy))
+        if len(self.steps) == 1:
+            self._cpu_after_first = self.cpu_seconds()
+        self._size_budget()
         if self.nan_step is None and not all(
             math.isfinite(x) for x in ([step_total] if step_total is not None else []) + components
         ):
@@ -654,3 +678,15 @@ def _per_step(info: OptimizerInfo | None) -> float | None:
 
 def _g(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4g}"
+
+
+def sized_budget(per_step: float, spent: float, room: float | None) -> float:
+    """The default CPU-time budget for steps that cost `per_step` CPU seconds each, `spent`
+    seconds already used: the default `DEFAULT_TIME_BUDGET` when it fits `PLATEAU_MIN_STEPS`
+    steps, else enough for them (a tenth more), never past `room` (what the hang guard leaves,
+    in the same clock; None: no guard)."""
+    needed = spent + per_step * PLATEAU_MIN_STEPS * 1.1
+    budget = max(DEFAULT_TIME_BUDGET, needed)
+    if room is not None:
+        budget = min(budget, max(DEFAULT_TIME_BUDGET, room))
+    return budget
