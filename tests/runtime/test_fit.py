@@ -26,8 +26,9 @@ from torchlint.runtime.child.fit import (
     diagnose,
 )
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
-from torchlint.runtime.report import Glyphs, render_report
+from torchlint.runtime.report import render_report
 from torchlint.runtime.report.fit import epoch_chart, render_evidence
+from torchlint.runtime.report.parts import Glyphs
 
 SVG = "{http://www.w3.org/2000/svg}"
 

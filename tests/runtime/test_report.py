@@ -18,19 +18,16 @@ from envelope_schema import validate_envelope
 from rich.console import Console
 
 from torchlint.runtime.report import (
-    MAX_PARAM_ROWS,
-    Chart,
-    Glyphs,
     ProgressDisplay,
     actions,
     environment_line,
     isolation_line,
-    loss_chart,
     make_console,
     render_report,
-    sort_params,
-    use_log_scale,
 )
+from torchlint.runtime.report.chart import Chart, loss_chart, use_log_scale
+from torchlint.runtime.report.grads import MAX_PARAM_ROWS, sort_params
+from torchlint.runtime.report.parts import Glyphs
 from torchlint.runtime.results import GRAD_ADVICE, envelope, error_envelope, error_info
 
 RENDER_FAILURE = "could not render part of this report"

@@ -13,17 +13,13 @@ field is read defensively, so any envelope that validates against the schema ren
 from __future__ import annotations
 
 import importlib
-import math
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
-from rich import box
 from rich.console import Console
-from rich.padding import Padding
 from rich.panel import Panel
 from rich.progress import (
     BarColumn,
@@ -33,22 +29,26 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
-from torchlint.discovery import display_path
 from torchlint.runtime.checks import CHECKS
+from torchlint.runtime.report.grads import _render_grads
+from torchlint.runtime.report.overfit import _render_overfit
+from torchlint.runtime.report.parts import (
+    Glyphs,
+    _bullet,
+    _count,
+    _dict,
+    _heading,
+    _list,
+    _num,
+    _site,
+    _text,
+    _where,
+)
 
 OnEvent = Callable[[dict[str, Any]], None]
 
-#: the loss chart: rows of characters, and the widest it gets (in characters)
-CHART_ROWS = 8
-CHART_MAX_WIDTH = 60
-CHART_MIN_WIDTH = 16
-#: the chart switches to a log scale when max/min of the (positive) losses exceeds this
-LOG_SCALE_RANGE = 100.0
-#: rows of the gradient table before "… N more"
-MAX_PARAM_ROWS = 25
 #: lines of the script's output quoted for an error or a timeout
 TAIL_LINES = 12
 
@@ -89,26 +89,6 @@ _STATUSES: dict[str, tuple[str, str]] = {
 }
 _SEVERITY_STYLES = {"error": "bold red", "warning": "bold yellow", "info": "cyan"}
 
-#: the gradient table's order: the worst status first
-_STATUS_ORDER = {
-    "nonfinite": 0,
-    "none": 1,
-    "not_in_optimizer": 2,
-    "zero": 3,
-    "frozen": 4,
-    "not_scanned": 5,
-    "ok": 6,
-}
-_STATUS_TEXT = {
-    "nonfinite": ("non-finite", "red"),
-    "none": ("no gradient", "red"),
-    "not_in_optimizer": ("no optimizer", "red"),
-    "zero": ("zero gradient", "yellow"),
-    "frozen": ("frozen", "dim"),
-    "not_scanned": ("its optimizer did not step", "dim"),
-    "ok": ("ok", "green"),
-}
-_ROW_STYLES = {"nonfinite": "red", "none": "red", "not_in_optimizer": "red", "zero": "yellow"}
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`])")
 
@@ -243,316 +223,8 @@ class ProgressDisplay:
 # reading the envelope defensively
 
 
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _num(value: object) -> float | None:
-    """`value` as a finite float, else None (booleans are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _count(value: object) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _fmt(value: object, spec: str = ".4g") -> str:
-    number = _num(value)
-    return "n/a" if number is None else format(number, spec)
-
-
-def _curve(value: object) -> list[float | None]:
-    return [_num(v) for v in _list(value)]
-
-
-def _where(filename: object, line: object) -> str | None:
-    """`file:line` with the file relative to the current directory when it lies below it."""
-    name = _text(filename)
-    if name is None:
-        return None
-    try:
-        shown = display_path(name)
-    except (OSError, ValueError):
-        shown = name
-    number = _count(line)
-    return f"{shown}:{number}" if number is not None else shown
-
-
-def _site(site: object) -> str | None:
-    data = _dict(site)
-    return _where(data.get("filename"), data.get("line"))
-
-
-@dataclass(frozen=True)
-class Glyphs:
-    """Characters of the report: Unicode, or plain ASCII when the console cannot encode it."""
-
-    unicode: bool
-
-    @classmethod
-    def for_console(cls, console: Console) -> Glyphs:
-        return cls(console.encoding.lower().replace("_", "-").startswith("utf"))
-
-    def pick(self, fancy: str, plain: str) -> str:
-        return fancy if self.unicode else plain
-
-    @property
-    def ellipsis(self) -> str:
-        return self.pick("…", "...")
-
-    @property
-    def bullet(self) -> str:
-        return self.pick("•", "-")
-
-    @property
-    def arrow(self) -> str:
-        return self.pick("→", "->")
-
-    @property
-    def gap(self) -> str:
-        return self.pick("✕", "x")
-
-
 # ----------------------------------------------------------------------------------------------
 # the loss chart
-
-
-#: braille dot bits by [dot row from the top][left or right column of the cell]
-_BRAILLE_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))
-
-
-def use_log_scale(values: Iterable[float | None]) -> bool:
-    """A log scale when every finite value is positive and they span more than
-    `LOG_SCALE_RANGE` (max/min)."""
-    finite = [v for v in values if v is not None and math.isfinite(v)]
-    if not finite or min(finite) <= 0:
-        return False
-    return max(finite) / min(finite) > LOG_SCALE_RANGE
-
-
-@dataclass(frozen=True)
-class Chart:
-    """A line chart of `values` (None: a gap) on a grid of `width` x `rows` character cells,
-    each `sub_cols` x `sub_rows` dots (braille: 2 x 4; ASCII: 1 x 1)."""
-
-    values: list[float | None]
-    width: int
-    rows: int = CHART_ROWS
-    sub_cols: int = 2
-    sub_rows: int = 4
-
-    @property
-    def log(self) -> bool:
-        return use_log_scale(self.values)
-
-    @property
-    def columns(self) -> int:
-        return self.width * self.sub_cols
-
-    @property
-    def levels(self) -> int:
-        return self.rows * self.sub_rows
-
-    def transformed(self) -> list[float | None]:
-        if not self.log:
-            return list(self.values)
-        return [math.log10(v) if v is not None else None for v in self.values]
-
-    def column_of(self, step: int) -> int:
-        """The character column where `step` is drawn."""
-        n = len(self.values)
-        if n <= 1:
-            return 0
-        if n <= self.columns:
-            sub = round(step * (self.columns - 1) / (n - 1))
-        else:
-            sub = step * self.columns // n
-        return max(0, min(self.width - 1, sub // self.sub_cols))
-
-    def spans(self) -> list[tuple[float, float] | None]:
-        """Per dot column, the (low, high) of the transformed values drawn there (min/max of
-        the steps it covers when the curve is longer than the chart, an interpolated point when
-        shorter), or None for a gap."""
-        values = self.transformed()
-        n, count = len(values), self.columns
-        if n == 0:
-            return [None] * count
-        if n <= count:
-            return [_sample(values, x * (n - 1) / max(1, count - 1)) for x in range(count)]
-        result: list[tuple[float, float] | None] = []
-        for x in range(count):
-            start = x * n // count
-            bucket = [
-                v for v in values[start : max(start + 1, (x + 1) * n // count)] if v is not None
-            ]
-            result.append((min(bucket), max(bucket)) if bucket else None)
-        return result
-
-    def grid(self) -> list[list[int]]:
-        """Dot bits per cell, rows from the top; consecutive columns are joined vertically so
-        a steep drop stays one line."""
-        cells = [[0] * self.width for _ in range(self.rows)]
-        values = [v for v in self.transformed() if v is not None]
-        if not values:
-            return cells
-        low, high = min(values), max(values)
-        previous: tuple[int, int] | None = None
-        for x, span in enumerate(self.spans()):
-            if span is None:
-                previous = None
-                continue
-            bottom, top = self._level(span[0], low, high), self._level(span[1], low, high)
-            drawn_bottom, drawn_top = bottom, top
-            if previous is not None:
-                drawn_bottom = min(drawn_bottom, previous[1] + 1)
-                drawn_top = max(drawn_top, previous[0] - 1)
-            for level in range(drawn_bottom, drawn_top + 1):
-                self._set(cells, x, level)
-            previous = (bottom, top)
-        return cells
-
-    def _level(self, value: float, low: float, high: float) -> int:
-        if high <= low:
-            return self.levels // 2
-        return round((value - low) / (high - low) * (self.levels - 1))
-
-    def _set(self, cells: list[list[int]], x: int, level: int) -> None:
-        from_top = self.levels - 1 - level
-        row, dot_row = divmod(from_top, self.sub_rows)
-        col, dot_col = divmod(x, self.sub_cols)
-        if self.sub_cols == 2 and self.sub_rows == 4:
-            cells[row][col] |= _BRAILLE_BITS[dot_row][dot_col]
-        else:
-            cells[row][col] |= 1
-
-
-def _sample(values: Sequence[float | None], t: float) -> tuple[float, float] | None:
-    """The curve at fractional step `t`: interpolated between two finite neighbours, the
-    nearest step's value next to a gap, None inside one."""
-    nearest = values[min(len(values) - 1, round(t))]
-    if nearest is None:
-        return None
-    low_index = min(len(values) - 1, math.floor(t))
-    high_index = min(len(values) - 1, low_index + 1)
-    a, b = values[low_index], values[high_index]
-    if a is None or b is None:
-        return (nearest, nearest)
-    value = a + (b - a) * (t - low_index)
-    return (value, value)
-
-
-def loss_chart(
-    curve: Sequence[float | None],
-    glyphs: Glyphs,
-    max_width: int = CHART_MAX_WIDTH,
-    nan_step: int | None = None,
-) -> list[Text]:
-    """The lines of a chart of the loss per step: a header, `CHART_ROWS` rows of the curve with
-    the max and min on the y axis, the x axis with step numbers, and a legend for gaps (steps
-    whose loss was not finite)."""
-    values = [_num(v) for v in curve]
-    finite = [v for v in values if v is not None]
-    if not finite:
-        return [Text("no finite loss was recorded (every step's loss was NaN or infinite)")]
-    top, bottom = max(finite), min(finite)
-    labels = (_fmt(top), _fmt(bottom))
-    label_width = max(len(label) for label in labels)
-    width = max(CHART_MIN_WIDTH, min(max_width, CHART_MAX_WIDTH) - label_width - 2)
-    dots = (2, 4) if glyphs.unicode else (1, 1)
-    chart = Chart(values, width, sub_cols=dots[0], sub_rows=dots[1])
-    gaps = [k for k, v in enumerate(values) if v is None]
-    if nan_step is not None and 0 <= nan_step < len(values) and nan_step not in gaps:
-        gaps.append(nan_step)
-    lines = [_chart_header(chart, len(values))]
-    lines += _chart_rows(chart, labels, label_width, glyphs, gaps)
-    lines += _x_axis(chart, label_width, glyphs, len(values))
-    if gaps:
-        lines.append(_gap_legend(gaps, nan_step, glyphs, label_width))
-    return lines
-
-
-def _chart_header(chart: Chart, steps: int) -> Text:
-    scale = "log scale" if chart.log else "linear scale"
-    return Text(f"loss per step ({steps} steps, {scale})", style="bold")
-
-
-def _chart_rows(
-    chart: Chart, labels: tuple[str, str], label_width: int, glyphs: Glyphs, gaps: list[int]
-) -> list[Text]:
-    cells = chart.grid()
-    markers = {chart.column_of(step) for step in gaps}
-    lines: list[Text] = []
-    for row, bits in enumerate(cells):
-        label = labels[0] if row == 0 else labels[1] if row == chart.rows - 1 else ""
-        axis = glyphs.pick("┤", "+") if label else glyphs.pick("│", "|")
-        line = Text(f"{label:>{label_width}} {axis}", style="dim")
-        for col, cell in enumerate(bits):
-            if row == 0 and col in markers and not cell:
-                line.append(glyphs.gap, style="bold red")
-            elif cell and chart.sub_cols == 2:
-                line.append(chr(0x2800 + cell), style="cyan")
-            else:
-                line.append("*" if cell else " ", style="cyan")
-        lines.append(line)
-    return lines
-
-
-def _x_axis(chart: Chart, label_width: int, glyphs: Glyphs, steps: int) -> list[Text]:
-    last = max(0, steps - 1)
-    ticks: dict[int, str] = {0: "0"}
-    if last > 0:
-        ticks[chart.column_of(last)] = str(last)
-        middle = last // 2
-        if 0 < middle < last:
-            ticks.setdefault(chart.column_of(middle), str(middle))
-    tick, line = glyphs.pick("┬", "+"), glyphs.pick("─", "-")
-    axis = "".join(tick if c in ticks else line for c in range(chart.width))
-    row = [" "] * (chart.width + 8)
-    for col, label in sorted(ticks.items()):
-        if col == chart.column_of(last) and last > 0:
-            start = col - len(label) + 1
-        elif col == 0:
-            start = 0
-        else:
-            start = col - len(label) // 2
-        _place(row, max(0, start), label)
-    indent = " " * (label_width + 1)
-    corner = glyphs.pick("└", "+")
-    return [
-        Text(f"{indent}{corner}{axis}", style="dim"),
-        Text(f"{indent} {''.join(row).rstrip()}", style="dim"),
-    ]
-
-
-def _place(row: list[str], start: int, label: str) -> None:
-    """Write `label` into `row` at `start` when it overlaps no other label (one space apart)."""
-    end = start + len(label)
-    if end > len(row) or any(c != " " for c in row[max(0, start - 1) : end + 1]):
-        return
-    row[start:end] = list(label)
-
-
-def _gap_legend(gaps: list[int], nan_step: int | None, glyphs: Glyphs, label_width: int) -> Text:
-    indent = " " * (label_width + 2)
-    if nan_step is not None:
-        what = f"the loss became non-finite at step {nan_step}"
-    else:
-        shown = ", ".join(str(k) for k in gaps[:8]) + (glyphs.ellipsis if len(gaps) > 8 else "")
-        what = f"non-finite loss at step(s) {shown}"
-    return Text.assemble(indent, (glyphs.gap, "bold red"), f" {what}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -578,11 +250,6 @@ def render_report(result: Mapping[str, Any], console: Console) -> None:
             console.print(
                 Text(f"(torchlint: could not render part of this report: {exc!r})", style="dim")
             )
-
-
-def _heading(console: Console, title: str) -> None:
-    console.print()
-    console.print(Text(title, style="bold underline"))
 
 
 def _render_headline(envelope: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
@@ -673,254 +340,10 @@ def _render_capture_failed(payload: Mapping[str, Any], console: Console, glyphs:
         console.print(Text.assemble(("advice: ", "bold"), advice))
 
 
-def _bullet(glyphs: Glyphs, body: Text) -> Table:
-    """One bullet point; wrapped lines hang under the text, not under the bullet."""
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    grid.add_row(Text(f" {glyphs.bullet}"), body)
-    return grid
-
-
-def _indented(renderable: Text | Table) -> Padding:
-    return Padding(renderable, (0, 0, 0, 2), expand=False)
-
-
 # overfit ---------------------------------------------------------------------------------------
 
 
-def _render_overfit(
-    payload: Mapping[str, Any], console: Console, glyphs: Glyphs, *, completed: bool
-) -> None:
-    curve = _curve(payload.get("loss_curve"))
-    nan_step = _count(payload.get("nan_step"))
-    _heading(console, "evidence" if completed else "before it stopped")
-    if not curve:
-        steps = _count(payload.get("steps_run")) or 0
-        console.print(_indented(Text(f"no loss was recorded ({steps} steps ran)", style="dim")))
-    else:
-        room = max(CHART_MIN_WIDTH + 12, console.width - 4)
-        for line in loss_chart(curve, glyphs, room, nan_step):
-            console.print(_indented(line))
-    console.print()
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column()
-    for name, value in _overfit_numbers(payload, glyphs):
-        table.add_row(Text(name), value)
-    console.print(_indented(table))
-
-
-def _overfit_numbers(payload: Mapping[str, Any], glyphs: Glyphs) -> list[tuple[str, Text]]:
-    rows: list[tuple[str, Text]] = [("initial loss", _initial_loss(payload))]
-    rows.append(("final loss", _final_loss(payload)))
-    after = _num(payload.get("final_loss_after"))
-    if after is not None:
-        rows.append(("after the last step", Text(f"{after:.4g} (one more forward pass)")))
-    nan_step = _count(payload.get("nan_step"))
-    if nan_step is not None:
-        rows.append(("non-finite", Text(f"the loss at step {nan_step}", style="bold red")))
-    accuracy = _accuracy(payload, glyphs)
-    if accuracy is not None:
-        rows.append(("batch accuracy", accuracy))
-    rows.append(("steps", _steps(payload)))
-    backward = _backward(payload)
-    if backward is not None:
-        rows.append(("backward calls", backward))
-    source = _text(payload.get("batch_source"))
-    if source is not None:
-        rows.append(("batch", Text(source)))
-    if payload.get("loss_differentiable") is False:
-        rows.append(("loss", Text("does not require grad: backward was skipped", style="red")))
-    return rows
-
-
-def _initial_loss(payload: Mapping[str, Any]) -> Text:
-    text = Text(_fmt(payload.get("initial_loss")))
-    expected = _num(payload.get("expected_initial_loss"))
-    if expected is None:
-        return text
-    reason = _text(payload.get("expected_initial_loss_reason"))
-    versus = _num(payload.get("initial_loss_vs_expected"))
-    detail = f"expected {expected:.4g}" + (f": {reason}" if reason else "")
-    text.append(f"  ({detail})", style="dim")
-    if versus is not None:
-        text.append(f"  {versus:.2f}x expected", style="yellow" if versus > 1.5 else "dim")
-    return text
-
-
-def _final_loss(payload: Mapping[str, Any]) -> Text:
-    final = _num(payload.get("final_loss"))
-    window = _count(payload.get("final_window"))
-    text = Text(_fmt(final))
-    if window is not None and final is not None:
-        text.append(f"  (lowest of the last {window} steps)", style="dim")
-    ratio = _num(payload.get("ratio"))
-    target = _num(payload.get("target_ratio"))
-    floor = _num(payload.get("absolute_floor"))
-    if ratio is not None:
-        passed = target is not None and ratio <= target
-        passed = passed or (floor is not None and final is not None and final <= floor)
-        text.append(f"  ratio {ratio:.4g}", style="green" if passed else "red")
-    if target is not None:
-        need = f"a pass needs ratio <= {target:g}"
-        need += f" or a loss <= {floor:g}" if floor is not None else ""
-        text.append(f" ({need})", style="dim")
-    return text
-
-
-def _accuracy(payload: Mapping[str, Any], glyphs: Glyphs) -> Text | None:
-    before = _num(payload.get("initial_accuracy"))
-    after = _num(payload.get("final_accuracy"))
-    if before is None and after is None:
-        return None
-    text = Text(f"{_fmt(before, '.3f')} {glyphs.arrow} {_fmt(after, '.3f')}")
-    classes = _count(payload.get("num_classes"))
-    if classes is not None:
-        text.append(f"  ({classes} classes)", style="dim")
-    return text
-
-
-def _steps(payload: Mapping[str, Any]) -> Text:
-    run = _count(payload.get("steps_run"))
-    requested = _count(payload.get("steps_requested"))
-    text = f"{run if run is not None else 'n/a'}"
-    if requested is not None and requested != run:
-        text += f" of {requested} requested"
-    return Text(text)
-
-
-def _backward(payload: Mapping[str, Any]) -> Text | None:
-    per_step = _num(payload.get("backward_per_step"))
-    if per_step is None:
-        return None
-    text = Text(f"{per_step:.3g} per step")
-    if per_step != 1:
-        text.append(
-            "  (gradient accumulation or a closure: the curve shows each step's first loss)",
-            style="dim",
-        )
-    return text
-
-
 # grads -----------------------------------------------------------------------------------------
-
-
-def sort_params(params: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Worst first: by status (nonfinite, none, not_in_optimizer, zero, frozen, ok), then by how
-    far the grad/weight ratio lies from the median ratio (in decades)."""
-    rows = [p for p in params if isinstance(p, Mapping)]
-    logs = sorted(math.log10(r) for p in rows if (r := _num(p.get("ratio"))) and r > 0)
-    median = logs[len(logs) // 2] if logs else 0.0
-
-    def key(row: Mapping[str, Any]) -> tuple[int, float]:
-        ratio = _num(row.get("ratio"))
-        extreme = abs(math.log10(ratio) - median) if ratio is not None and ratio > 0 else 0.0
-        return (_STATUS_ORDER.get(str(row.get("status")), 6), -extreme)
-
-    return sorted(rows, key=key)
-
-
-def _render_grads(payload: Mapping[str, Any], console: Console, glyphs: Glyphs) -> None:
-    params = sort_params(_list(payload.get("params")))
-    _heading(console, "evidence")
-    if params:
-        console.print(_indented(_param_table(params[:MAX_PARAM_ROWS], glyphs)))
-    else:
-        console.print(Text("  no parameters were scanned", style="dim"))
-    hidden = params[MAX_PARAM_ROWS:]
-    if hidden:
-        counts: dict[str, int] = {}
-        for row in hidden:
-            status = _STATUS_TEXT.get(str(row.get("status")), (str(row.get("status")), ""))[0]
-            counts[status] = counts.get(status, 0) + 1
-        detail = ", ".join(f"{n} {status}" for status, n in counts.items())
-        console.print(Text(f"  {glyphs.ellipsis} {len(hidden)} more parameters ({detail})"))
-    console.print()
-    for line in _grads_summary(payload, glyphs):
-        console.print(_indented(line))
-
-
-def _param_table(params: Sequence[Mapping[str, Any]], glyphs: Glyphs) -> Table:
-    table = Table(
-        box=box.SIMPLE_HEAD,  # rich swaps in ASCII where the console cannot encode it
-        pad_edge=False,
-        show_edge=False,
-        caption="L2 norms; grad: at the last step; grad/weight: mean over the steps",
-        caption_justify="left",
-        caption_style="dim",
-    )
-    longest = max((len(str(row.get("name", ""))) for row in params), default=10)
-    table.add_column("parameter", overflow="fold", min_width=min(longest, 24))
-    table.add_column("shape", overflow="fold")
-    table.add_column("grad", justify="right")
-    table.add_column("weight", justify="right")
-    table.add_column("grad/weight", justify="right")
-    labels = [
-        _STATUS_TEXT.get(str(row.get("status")), (str(row.get("status")), ""))[0] for row in params
-    ]
-    table.add_column("status", no_wrap=True, min_width=max(map(len, labels), default=6))
-    for row in params:
-        status = str(row.get("status"))
-        label, label_style = _STATUS_TEXT.get(status, (status, ""))
-        shape = [s for s in _list(row.get("shape")) if _count(s) is not None]
-        table.add_row(
-            Text(str(row.get("name", "?"))),
-            Text("(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"),
-            Text(_last_grad(row)),
-            Text(_fmt(row.get("weight_norm"), ".3g")),
-            Text(_fmt(row.get("ratio"), ".3g")),
-            Text(label, style=label_style),
-            style=_ROW_STYLES.get(status, "dim" if status == "frozen" else ""),
-        )
-    return table
-
-
-def _last_grad(row: Mapping[str, Any]) -> str:
-    norms = _list(row.get("grad_norm"))
-    last = _num(norms[-1]) if norms else None
-    if last is not None:
-        return f"{last:.3g}"
-    status = row.get("status")
-    if status == "nonfinite":
-        return "nan/inf"
-    return "n/a" if status in ("ok", "zero", "not_in_optimizer") else "-"
-
-
-def _grads_summary(payload: Mapping[str, Any], glyphs: Glyphs) -> list[Text]:
-    lines = [_depth_line(_dict(payload.get("depth")))]
-    for key, what in (("largest", "largest gradients"), ("smallest", "smallest gradients")):
-        names = [n for n in _list(payload.get(key)) if isinstance(n, str)]
-        if names:
-            lines.append(Text.assemble((f"{what}: ", "bold"), ", ".join(names)))
-    losses = _curve(payload.get("losses"))
-    norms = _curve(payload.get("global_grad_norm"))
-    if losses:
-        lines.append(Text.assemble(("loss per step: ", "bold"), _series(losses)))
-    if norms:
-        lines.append(Text.assemble(("global grad norm: ", "bold"), _series(norms)))
-    return lines
-
-
-def _series(values: Sequence[float | None], limit: int = 8) -> str:
-    shown = [_fmt(v) if v is not None else "non-finite" for v in values[:limit]]
-    return "  ".join(shown) + (f"  … ({len(values)} steps)" if len(values) > limit else "")
-
-
-def _depth_line(depth: Mapping[str, Any]) -> Text:
-    verdict = _text(depth.get("verdict")) or "n/a"
-    style = {"ok": "green", "vanishing": "yellow", "exploding": "yellow"}.get(verdict, "dim")
-    text = Text.assemble(("depth: ", "bold"), (verdict, style))
-    first, last = _num(depth.get("first_third_ratio")), _num(depth.get("last_third_ratio"))
-    if verdict == "insufficient":
-        text.append(" (fewer than 3 parameters with a usable gradient)", style="dim")
-    elif first is not None or last is not None:
-        text.append(
-            f" (mean grad/weight {_fmt(first, '.3g')} in the first third of the parameters, "
-            f"{_fmt(last, '.3g')} in the last third)",
-            style="dim",
-        )
-    return text
 
 
 # diagnostics and what to do --------------------------------------------------------------------

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from torchlint.runtime.report import (
-    _BRAILLE_BITS,
+from torchlint.runtime.report.chart import _BRAILLE_BITS, _sample, use_log_scale
+from torchlint.runtime.report.parts import (
     CHART_MAX_WIDTH,
     CHART_MIN_WIDTH,
     CHART_ROWS,
@@ -33,10 +33,8 @@ from torchlint.runtime.report import (
     _indented,
     _list,
     _num,
-    _sample,
     _site,
     _text,
-    use_log_scale,
 )
 
 _DIAGNOSES = {

@@ -13,7 +13,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from torchlint.runtime.report import CHART_MAX_WIDTH, CHART_MIN_WIDTH, Chart, Glyphs, _num
+from torchlint.runtime.report.chart import Chart
+from torchlint.runtime.report.parts import CHART_MAX_WIDTH, CHART_MIN_WIDTH, Glyphs, _num
 
 #: the sweep's verdict line for each way it ended
 _ENDS = {

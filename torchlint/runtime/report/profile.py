@@ -11,7 +11,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from torchlint.runtime.report import Glyphs, _num
+from torchlint.runtime.report.parts import Glyphs, _num
 
 BAR_WIDTH = 24
 #: stages drawn in warning colours when they dominate
