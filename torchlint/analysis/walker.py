@@ -569,11 +569,15 @@ class Walker:
         """The key of the current function in `Sites.assigned`: its node's id, 0 at module level."""
         return 0 if self.scope.is_module else id(self.scope.node)
 
-    def detached_entry(self, target: cst.Subscript) -> None:
+    def detached_entry(self, target: cst.Subscript, value: cst.BaseExpression) -> None:
         """`output["loss"] = output["loss"].detach()`: the entry whose backward was the evidence
-        that `output` carries a graph no longer does (another entry may, unknown)."""
+        that `output` carries a graph no longer does (another entry may, unknown). The cheap
+        tests first: most stores into a subscript (`config["lr"] = 0.1`) are into a container
+        not known to carry a graph, and the scope's events are not read for them."""
         root = target.value
-        if type(root) is not cst.Name:
+        if type(root) is not cst.Name or not self.values.is_graph(root):
+            return
+        if self.values.graph_of(value) is not False:
             return
         entry = expr_text(target)
         if any(e.kind is Kind.BACKWARD and e.receiver == entry for e in self.scope.events):
@@ -613,8 +617,8 @@ class Walker:
             return
         text = dotted(target)
         if text is None:
-            if type(target) is cst.Subscript and self.values.graph_of(value) is False:
-                self.detached_entry(target)
+            if type(target) is cst.Subscript:
+                self.detached_entry(target, value)
             return
         # `model = model.TransformerModel(...)`: the value is read while `model` still names
         # the imported module; from here on the name is the instance

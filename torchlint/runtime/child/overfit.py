@@ -102,8 +102,7 @@ class OverfitPlugin(RunPlugin):
         self._budget_seconds = (
             self.time_budget if self.time_budget is not None else DEFAULT_TIME_BUDGET
         )
-        self._sized = False  # the default budget was sized by the steps' cost (_size_budget)
-        self._cpu_after_first: float | None = None
+        self._cpu_after_first: float | None = None  # CPU seconds at the end of the first step
         #: the functional losses computed with gradients since the last backward, and those of
         #: each backward since the last step of the primary optimizer
         self._pending: list[LossValue] = []
@@ -142,16 +141,13 @@ class OverfitPlugin(RunPlugin):
             self._wall_deadline = time.monotonic() + left
 
     def _size_budget(self) -> None:
-        """Without `--time-budget`, the budget follows the step's measured cost: when the
-        default would stop before `PLATEAU_MIN_STEPS` steps (a model that takes seconds per
-        step), it grows to fit them, as far as the --timeout hang guard leaves room."""
-        steps = len(self.steps)
-        if self.time_budget is not None or self._sized or steps <= SIZING_STEPS:
+        """Without `--time-budget`, the budget follows the step's measured cost (once, after
+        `SIZING_STEPS` steps past the first): when the default would stop before
+        `PLATEAU_MIN_STEPS` steps (a model that takes seconds per step), it grows to fit them,
+        as far as the --timeout hang guard leaves room."""
+        if self.time_budget is not None or self._cpu_after_first is None:
             return
-        if steps == 1 or self._cpu_after_first is None:
-            return
-        self._sized = True
-        per_step = (self.cpu_seconds() - self._cpu_after_first) / (steps - 1)
+        per_step = (self.cpu_seconds() - self._cpu_after_first) / SIZING_STEPS
         room = None
         if self._wall_deadline is not None:
             room = self.cpu_seconds() + max(0.0, self._wall_deadline - time.monotonic())
@@ -213,7 +209,8 @@ class OverfitPlugin(RunPlugin):
         self.steps.append(_Step(step_total, components, accuracy))
         if len(self.steps) == 1:
             self._cpu_after_first = self.cpu_seconds()
-        self._size_budget()
+        elif len(self.steps) == SIZING_STEPS + 1:
+            self._size_budget()
         if self.nan_step is None and not all(
             math.isfinite(x) for x in ([step_total] if step_total is not None else []) + components
         ):

@@ -32,8 +32,6 @@ from torchlint.runtime.sandbox.redirect import (
 TRANSPARENT = True
 #: the keyword names of path arguments in the patched calls
 _PATH_KEYWORDS = ("file", "path", "src", "dst")
-
-
 #: the calls whose errors name both of their paths ('src' -> 'dst')
 _TWO_PATHS = frozenset(("rename", "replace", "symlink", "link"))
 
