@@ -11,9 +11,11 @@ A case is detected when the expected code fires on the file before the fix withi
 lines (default 30) of a line the fix changed, and no finding of that code is left on the file
 after the fix. A case may name a `match`, text the finding's message must contain, when the
 fixed file keeps other, unrelated findings of the same code (another deprecated API). Cases
-whose rule does not exist yet (no `code`) count as missed. The files (and any `context` files
-the case names, so that calls into them resolve) go under benchmarks/.bugfixes/<id>/{before,
-after}/ (ignored by git), each side its own project.
+whose rule does not exist yet (no `code`) count as missed. A fix in one file of a bug that shows
+where another file uses it names that file as `reported_in`: the finding must be there, and its
+message must name a line of the fixed file within the window (`model.py:137`). The files (and
+any `context` files the case names, so that calls into them resolve) go under
+benchmarks/.bugfixes/<id>/{before, after}/ (ignored by git), each side its own project.
 
 The `real_detected` field of each case records what the engine did last time; the script
 lists every case where that record and today's result differ and exits 1 (unless
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,14 +120,24 @@ def evaluate(case: dict[str, Any], checked: dict[str, Path]) -> Result:
     window = int(case.get("window", DEFAULT_WINDOW))
     code = case.get("code", "")
     match = case.get("match", "")
+    depth = len(Path(case["path"]).parts)
+    reported_in = case.get("reported_in")
     findings = {
-        side: run_torchlint([path], cwd=path.parents[len(Path(case["path"]).parts) - 1])
+        side: run_torchlint(
+            [path.parents[depth - 1] / reported_in if reported_in else path],
+            cwd=path.parents[depth - 1],
+        )
         for side, path in checked.items()
     }
+    # A fix in one file whose bug shows where another file uses it (`reported_in`): the
+    # finding is there, and its message names the fixed file's line (`model.py:137`).
+    named = re.compile(rf"\b{re.escape(Path(case['path']).name)}:(\d+)\b")
 
     def rows(side: str) -> list[int]:
-        found = findings[side]
-        return [f["location"]["row"] for f in found if f["code"] == code and match in f["message"]]
+        found = [f for f in findings[side] if f["code"] == code and match in f["message"]]
+        if not reported_in:
+            return [f["location"]["row"] for f in found]
+        return [int(m.group(1)) for f in found for m in named.finditer(f["message"])]
 
     before_rows = rows("before")
     near = [row for row in before_rows if first - window <= row <= last + window]

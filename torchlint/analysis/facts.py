@@ -61,6 +61,10 @@ class CrossEntropyInput:
     # The item of the producer's result the value is (`label` after `validity, label =
     # D(x)`: 1), or None when it is the whole result.
     element: int | None = None
+    # What the value is on the other paths: it was bound otherwise in the body of an `if`
+    # (`branch`) whose `else` bound the value this record describes (branches.py).
+    alternatives: tuple[CrossEntropyInput, ...] = ()
+    branch: cst.If | None = None
 
 
 @dataclass

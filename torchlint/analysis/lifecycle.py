@@ -87,7 +87,7 @@ def _owner_of(value: Value, roles: Roles, name: str) -> str | None:
     owner = value.of
     if owner is not None and owner.text:
         return _text(owner.text)
-    return _text_or_none(roles.optimizer_owner(name))
+    return _text_or_none(roles.built_on(value.site) or roles.optimizer_owner(name))
 
 
 def _text(text: str | None) -> str:

@@ -14,7 +14,15 @@ import libcst as cst
 
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.flow import Flow, argument_of
-from torchlint.analysis.model import ConstructedObject, Event, Kind, LoopFrame, Scope, visible_from
+from torchlint.analysis.model import (
+    ConstructedObject,
+    Event,
+    Kind,
+    LoopFrame,
+    Scope,
+    one_per_path,
+    visible_from,
+)
 from torchlint.analysis.names import dotted
 from torchlint.analysis.resolve import call_binding
 from torchlint.analysis.values import Value, What
@@ -113,11 +121,15 @@ class ObjectLinks:
                 return None
         return value.bound_at
 
-    def resolve(self, text: str, scope: Scope, level: int = 0) -> list[ConstructedObject]:
-        """The constructions `text` may hold in `scope`, following parameters to call sites."""
+    def resolve(
+        self, text: str, scope: Scope, level: int = 0, *, paths: bool = False
+    ) -> list[ConstructedObject]:
+        """The constructions `text` may hold in `scope`, following parameters to call sites:
+        the one that last bound the name, or with `paths` the last one on each path through
+        the `if` / `else` that built it (`model = A()` / `else: model = B()`)."""
         built = [c for c in self.facts.constructed if c.target == text and visible_from(c, scope)]
         if built:
-            return built[-1:]  # the construction that last bound the name
+            return one_per_path(built) if paths else built[-1:]
         root = text.split(".", 1)[0].split("[", 1)[0]
         if root not in scope.params or level >= MAX_CALL_LEVELS:
             return []
@@ -125,5 +137,7 @@ class ObjectLinks:
         for call in self.callers.get(id(scope), []):
             argument = call_binding(call, scope).get(root)
             if argument:
-                result.extend(self.resolve(argument + text[len(root) :], call.scope, level + 1))
+                result.extend(
+                    self.resolve(argument + text[len(root) :], call.scope, level + 1, paths=paths)
+                )
         return result

@@ -20,6 +20,7 @@ from torchlint.analysis.record import record
 if TYPE_CHECKING:
     from torchlint.analysis.names import ImportTable
     from torchlint.analysis.protocol import Origin
+    from torchlint.analysis.sites import Branch
     from torchlint.analysis.values import Value
 
 
@@ -334,6 +335,25 @@ class ConstructedObject:
     value: Value | None = None  # loaders: what the construction evaluates to (its arguments)
     # Loaders found through values: where this module names them (a factory's result).
     named_at: cst.CSTNode | None = None
+    # The `if` branches around the construction in its function (sites.py): constructions
+    # of one name in exclusive branches are each what the name may hold after the `if`.
+    branches: tuple[Branch, ...] = ()
+
+
+def exclusive(a: ConstructedObject, b: ConstructedObject) -> bool:
+    """Whether `a` and `b` are built on different sides of one `if` (never both on a path)."""
+    return any(x.node is y.node and x.branch != y.branch for x in a.branches for y in b.branches)
+
+
+def one_per_path(built: Sequence[ConstructedObject]) -> list[ConstructedObject]:
+    """Of the constructions that bound one name in turn, those that may have bound it last:
+    the last, and before it those on other sides of an `if` than every later one."""
+    chosen = [built[-1]]
+    for obj in reversed(built[:-1]):
+        if not all(exclusive(obj, other) for other in chosen):
+            break
+        chosen.append(obj)
+    return chosen[::-1]
 
 
 def visible_from(obj: ConstructedObject, scope: Scope) -> bool:

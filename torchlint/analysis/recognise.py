@@ -4,6 +4,7 @@ in evaluation order; the recognisers record the events, constructions and API us
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -128,6 +129,14 @@ class CallRecogniser:
         return None
 
     def constructed(self, target: str, call: cst.Call) -> None:
+        built = self.walk.facts.constructed
+        start = len(built)
+        self._constructed(target, call)
+        branches = self.walk.branches
+        if branches:
+            built[start:] = [replace(obj, branches=branches) for obj in built[start:]]
+
+    def _constructed(self, target: str, call: cst.Call) -> None:
         moved = _moved_object(call)  # `Net(...).to(device)` is the Net it built
         if type(moved) is cst.Call:
             call = moved
@@ -363,13 +372,51 @@ class CallRecogniser:
         if producer is None and isinstance(base, cst.Name | cst.Attribute):
             producer = values.produced_by(dotted(base) or "")
         softmax = values.softmax_of(value)
-        if criterion is not None and softmax is None and producer is None:
+        if (
+            criterion is not None
+            and softmax is None
+            and producer is None
+            and not (values.alternatives)
+        ):
             return  # nothing that could make a parameter call interesting
         called = values.object_of(node.func) if criterion is not None else None
         element = values.unpacked.get(dotted(base) or "") if producer is not None else None
+        scope = self.walk.scope
+        others = (
+            values.alternatives.get(dotted(base) or "", ())
+            if isinstance(base, cst.Name | cst.Attribute)
+            else ()
+        )
+        alternatives = tuple(
+            CrossEntropyInput(
+                node,
+                value,
+                other.value.prob,
+                other.value.producer,
+                scope,
+                criterion,
+                called,
+                loss,
+                other.element if other.value.producer is not None else None,
+                branch=other.node,
+            )
+            for other in others
+            if other.value.prob is not None or other.value.producer is not None
+        )
+        if criterion is not None and softmax is None and producer is None and not alternatives:
+            return
         self.walk.facts.ce_inputs.append(
             CrossEntropyInput(
-                node, value, softmax, producer, self.walk.scope, criterion, called, loss, element
+                node,
+                value,
+                softmax,
+                producer,
+                scope,
+                criterion,
+                called,
+                loss,
+                element,
+                alternatives,
             )
         )
 

@@ -38,14 +38,21 @@ class Roles:
         self.flow = flow if flow is not None else Flow(facts)
         self._by_target: dict[str, list[tuple[str, Scope]]] = {}
         self._owners: dict[str, str] = {}
+        self._built_on: dict[int, str] = {}  # id of an optimizer's construction -> its model
         for obj in facts.constructed:
             self._by_target.setdefault(obj.target, []).append((obj.role, obj.scope))
             if obj.params_owner is not None:
                 self._owners[obj.target] = obj.params_owner
+                self._built_on[id(obj.node)] = obj.params_owner
 
     def optimizer_owner(self, optimizer: str | None) -> str | None:
         """The model whose parameters an optimizer was built on, when the module shows it."""
         return self._owners.get(optimizer) if optimizer else None
+
+    def built_on(self, construction: cst.CSTNode | None) -> str | None:
+        """The model whose parameters this very construction of an optimizer takes: unlike
+        `optimizer_owner`, not confused by another function's optimizer of the same name."""
+        return self._built_on.get(id(construction)) if construction is not None else None
 
     def targets_with_role(self, role: str) -> list[str]:
         return [t for t, entries in self._by_target.items() if any(r == role for r, _ in entries)]

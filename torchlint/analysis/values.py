@@ -33,6 +33,15 @@ from torchlint.analysis.apis import (
     RETURNS_SELF,
     constructor_role,
 )
+from torchlint.analysis.branches import (
+    MAX_ALTERNATIVES,
+    Alternative,
+    BranchEnd,
+    Journal,
+    Undo,
+    inherit,
+    restore,
+)
 from torchlint.analysis.model import LoopFrame, Scope
 from torchlint.analysis.names import (
     ImportTable,
@@ -265,6 +274,9 @@ class Values:
         self.env: dict[str, Value] = {}
         # Names bound by unpacking a call's result (`validity, label = D(x)`): which item.
         self.unpacked: dict[str, int] = {}
+        # Names the body of an `if` bound otherwise than its `else` (branches.py).
+        self.alternatives: dict[str, tuple[Alternative, ...]] = {}
+        self.journal = Journal()
 
     # --- updates ------------------------------------------------------------------------
 
@@ -272,13 +284,83 @@ class Values:
         return self.env.get(text)
 
     def put(self, text: str, value: Value) -> None:
+        self._set(text, value, rebinds=True)
+
+    def _set(self, text: str, value: Value, *, rebinds: bool = False) -> None:
+        """Every write of `env` (`rebinds`: a new binding, not new facts about the old one)."""
+        journal = self.journal
+        if journal.open:
+            journal.note("env", self.env, text)
+            if rebinds and text in self.alternatives:
+                journal.note("alternatives", self.alternatives, text)
         self.env[text] = value
+        if rebinds and self.alternatives:
+            self.alternatives.pop(text, None)
+
+    def set_unpacked(self, text: str, index: int | None) -> None:
+        """`text` is item `index` of a call's result (None: it is not)."""
+        if index is None and text not in self.unpacked:
+            return
+        if self.journal.open:
+            self.journal.note("unpacked", self.unpacked, text)
+        if index is None:
+            del self.unpacked[text]
+        else:
+            self.unpacked[text] = index
+
+    # --- branches (see branches.py) -------------------------------------------------------
+
+    def open_branch(self) -> None:
+        """The walk enters the body of an `if` that has an `else`, or that `else`."""
+        self.journal.open.append(Undo())
+
+    def _close(self) -> Undo:
+        undo = self.journal.open.pop()
+        if self.journal.open:
+            inherit(self.journal.open[-1], undo)
+        return undo
+
+    def close_body(self) -> BranchEnd:
+        """The body was walked: undo its writes, so that the `else` starts from the state
+        before the `if`; what the body left is returned."""
+        undo = self._close()
+        return BranchEnd(
+            restore(self.env, undo.env),
+            restore(self.unpacked, undo.unpacked),
+            restore(self.alternatives, undo.alternatives),
+        )
+
+    def join(self, body: BranchEnd, node: cst.If) -> None:
+        """The `else` was walked: a name only the body bound holds the body's value again; a
+        name both bound keeps the `else`'s and remembers the body's as an alternative."""
+        done = self._close()
+        written = done.env.keys() | done.unpacked.keys() | done.alternatives.keys()
+        for text in body.env.keys() | body.unpacked.keys() | body.alternatives.keys():
+            if text not in written:
+                if text in body.env:
+                    restore(self.env, {text: body.env[text]})
+                if text in body.unpacked:
+                    restore(self.unpacked, {text: body.unpacked[text]})
+                if text in body.alternatives:
+                    restore(self.alternatives, {text: body.alternatives[text]})
+                continue
+            value, current = body.env.get(text), self.env.get(text)
+            if value is None or current is None or value is current:
+                continue
+            if self.journal.open:
+                self.journal.note("alternatives", self.alternatives, text)
+            found = (
+                Alternative(value, body.unpacked.get(text), node),
+                *(body.alternatives.get(text) or ()),
+                *self.alternatives.get(text, ()),
+            )
+            self.alternatives[text] = found[:MAX_ALTERNATIVES]
 
     def mark_bound(self, text: str, at: cst.CSTNode) -> None:
         """Remember where an object (or a reference to one) got its name here."""
         value = self.env.get(text)
         if value is not None and value.bound_at is None and (value.is_object or value.ref):
-            self.env[text] = replace(value, bound_at=at)
+            self._set(text, replace(value, bound_at=at))
 
     def item_of(self, text: str, whole: Value, index: int) -> Value:
         """What `text` holds after `..., text, ... = whole` (its tensor facts kept)."""
@@ -301,8 +383,8 @@ class Values:
     def bind(self, text: str, node: cst.BaseExpression, *, under_no_grad: bool) -> Value:
         """`text = node`: the value `node` evaluates to, with what it means for tensors."""
         value = self.evaluate(node, text, under_no_grad=under_no_grad)
-        self.env[text] = value
-        self.unpacked.pop(text, None)
+        self._set(text, value, rebinds=True)
+        self.set_unpacked(text, None)
         return value
 
     def evaluate(
@@ -413,33 +495,40 @@ class Values:
         container of objects (`for opt in optimizers:`)."""
         for name in names:
             if element.is_object and len(names) == 1:
-                self.env[name] = element
+                self._set(name, element, rebinds=True)
             else:
-                self.env[name] = Value(
-                    What.TENSOR, host=element.prob is None, graph=element.graph, prob=element.prob
+                self._set(
+                    name,
+                    Value(
+                        What.TENSOR,
+                        host=element.prob is None,
+                        graph=element.graph,
+                        prob=element.prob,
+                    ),
+                    rebinds=True,
                 )
 
     def mark_backward(self, root: str) -> None:
         """Backward on it proves it is a tensor that carries a graph."""
         current = self.env.get(root, UNKNOWN)
-        self.env[root] = replace(current, what=What.TENSOR, device=True, graph=True)
+        self._set(root, replace(current, what=What.TENSOR, device=True, graph=True))
 
     def forget_graph(self, root: str) -> None:
         """What proved that `root` carries a graph was detached: it may, or may not."""
         current = self.env.get(root)
         if current is not None and current.graph is True:
-            self.env[root] = replace(current, graph=None)
+            self._set(root, replace(current, graph=None))
 
     def mark_scaled(self, text: str, scaled: bool) -> None:
         current = self.env.get(text)
         if current is not None and current.scaled != scaled:
-            self.env[text] = replace(current, scaled=scaled)
+            self._set(text, replace(current, scaled=scaled))
         elif current is None and scaled:
-            self.env[text] = Value(scaled=True)
+            self._set(text, Value(scaled=True))
 
     def mark_device_tensor(self, text: str) -> None:
         current = self.env.get(text, UNKNOWN)
-        self.env[text] = replace(current, what=What.TENSOR, device=True)
+        self._set(text, replace(current, what=What.TENSOR, device=True))
 
     @property
     def tensors(self) -> set[str]:

@@ -147,8 +147,11 @@ class Walker:
                         self.imports.add_import_from(small)
                     elif type(small) is cst.Assign:
                         assigned.update(n for t in small.targets for n in target_names(t.target))
-        # `import model` then `model = model.Net()`: inside functions the name is the instance,
-        # and at module level once that assignment has run.
+            elif not isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+                assigned.update(_assigned_in_blocks(stmt))
+        # `import model` then `model = model.Net()` (also under an `if` at module level):
+        # inside functions the name is the instance, and at module level once that assignment
+        # has run.
         aliases = self.imports.aliases
         self.rebound_imports = {n: aliases[n] for n in assigned & set(aliases)}
         self.rebound_here: set[str] = set()
@@ -285,15 +288,23 @@ class Walker:
         self.frames.append(self.guard(node, node.test, 0))
         outside = self.branches
         self.branches = (*outside, Branch(node, 0))
-        self.block(node.body)
-        self.frames.pop()
-        if node.orelse is not None:
+        if node.orelse is None:
+            self.block(node.body)
+            self.frames.pop()
+        else:
+            # each branch from the values before the `if` (branches.py)
+            self.values.open_branch()
+            self.block(node.body)
+            body = self.values.close_body()
+            self.frames.pop()
             self.frames.append(self.guard(node, node.test, 1))
             self.branches = (*outside, Branch(node, 1))
+            self.values.open_branch()
             if type(node.orelse) is cst.If:
                 self.if_(node.orelse)
             else:
                 self.block(node.orelse.body)
+            self.values.join(body, node)
             self.frames.pop()
         self.branches = outside
         self.compat_depth -= compat
@@ -596,7 +607,7 @@ class Walker:
                 self.assign(element.value, values[i] if values is not None else value)
                 text = dotted(element.value)
                 if values is None and text is not None and type(value) is cst.Call:
-                    self.values.unpacked[text] = i  # `validity, label = D(x)`
+                    self.values.set_unpacked(text, i)  # `validity, label = D(x)`
                 if whole is not UNKNOWN and text is not None:
                     # `train_loader, val_loader = make_loaders()`: each name one item of it
                     self.values.put(text, self.values.item_of(text, whole, i))
@@ -1088,3 +1099,24 @@ def _all_params(params: cst.Parameters) -> list[cst.Param]:
     if params.star_kwarg is not None:
         result.append(params.star_kwarg)
     return result
+
+
+def _assigned_in_blocks(stmt: cst.BaseStatement) -> set[str]:
+    """The names a module-level compound statement (`if`, `try`, `with`, a loop) assigns in
+    its blocks, not in the functions or classes it defines."""
+    found: set[str] = set()
+    pending: list[cst.CSTNode] = [stmt]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.SimpleStatementLine:
+            for small in node.body:
+                if type(small) is cst.Assign:
+                    found.update(n for t in small.targets for n in target_names(t.target))
+        elif not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.BaseExpression):
+            pending.extend(
+                child
+                for child in node.children
+                if isinstance(child, cst.BaseStatement | cst.BaseSuite | cst.BaseCompoundStatement)
+                or type(child) in (cst.Else, cst.ExceptHandler, cst.Finally, cst.If)
+            )
+    return found

@@ -1,28 +1,56 @@
-# main.py of a word-level language model: the Transformer is built from the sibling module
-# model.py, whose forward ended in F.log_softmax(output, dim=-1) (shown in the comment below).
+# main.py of a word-level language model, with model.py's two classes inlined: the model is
+# chosen by an if/else, and the Transformer's forward ends in F.log_softmax (the bug); the loss
+# is nn.CrossEntropyLoss. The output is bound in an if/else too (the RNN returns a tuple).
+import argparse
+
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-import model as model_module
 
-ntokens, bptt = 1000, 35
-net = model_module.TransformerModel(ntokens, 200, 2, 200, 2, 0.2)
+class RNNModel(nn.Module):
+    def __init__(self, ntoken, nhid):
+        super().__init__()
+        self.rnn = nn.LSTM(nhid, nhid)
+        self.decoder = nn.Linear(nhid, ntoken)
+
+    def forward(self, x, hidden):
+        output, hidden = self.rnn(x, hidden)
+        return self.decoder(output), hidden
+
+
+class TransformerModel(nn.Module):
+    def __init__(self, ntoken, nhid):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(nhid, 2)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.decoder = nn.Linear(nhid, ntoken)
+
+    def forward(self, x):
+        output = self.decoder(self.encoder(x))
+        return F.log_softmax(output, dim=-1)
+
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model", default="LSTM")
+args = parser.parse_args()
+ntokens = 1000
+if args.model == "Transformer":
+    model = TransformerModel(ntokens, 200)
+else:
+    model = RNNModel(ntokens, 200)
 criterion = nn.CrossEntropyLoss()
-optimizer = torch.optim.SGD(net.parameters(), lr=20.0)
-train_data = torch.randint(0, ntokens, (2000, 20))
+optimizer = torch.optim.SGD(model.parameters(), lr=20.0)
 
 
-def get_batch(source, i):
-    seq_len = min(bptt, len(source) - 1 - i)
-    return source[i : i + seq_len], source[i + 1 : i + 1 + seq_len].reshape(-1)
-
-
-def train():
-    net.train()
-    for i in range(0, train_data.size(0) - 1, bptt):
-        data, targets = get_batch(train_data, i)
+def train(batches, hidden):
+    model.train()
+    for data, targets in batches:
         optimizer.zero_grad()
-        output = net(data)  # model.py: return F.log_softmax(self.decoder(output), dim=-1)
+        if args.model == "Transformer":
+            output = model(data)
+        else:
+            output, hidden = model(data, hidden)
         loss = criterion(output.view(-1, ntokens), targets)
         loss.backward()
         optimizer.step()

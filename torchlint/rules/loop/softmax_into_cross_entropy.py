@@ -28,6 +28,14 @@ class SoftmaxIntoCrossEntropy(Rule):
             if item.criterion is not None and not criterion_has_role(ctx, item, "cross-entropy"):
                 continue
             kind, origin = normalised_input(ctx, item)
+            for other in item.alternatives if kind is None else ():
+                # bound otherwise in the body of an `if` whose `else` bound what `item` is
+                kind, origin = normalised_input(ctx, other)
+                if kind is not None and other.branch is not None:
+                    test = f"`{ctx.text(other.branch.test)}`"
+                    if test not in origin:
+                        origin += f" and {test}" if " when `" in origin else f" when {test}"
+                    break
             if kind not in ("softmax", "log_softmax"):
                 continue  # a sigmoid into cross-entropy is another mistake (multi-label)
             value = ctx.text(item.value)
@@ -67,7 +75,8 @@ def normalised_input(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | N
     passed = _passed_in(ctx, item)
     if passed[0] is not None:
         return passed
-    for obj in producers(ctx, item):
+    found = producers(ctx, item)
+    for obj in found:
         if obj.role in PROB_ROLES:
             return obj.role, f" (`{item.producer}` ends in a {obj.role} layer)"
         forward = forward_of(ctx, obj)
@@ -81,17 +90,28 @@ def normalised_input(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | N
         if kind:
             name = obj.qualname.rsplit(".", 1)[-1]
             where = ctx.foreign_row(forward, forward.node)
+            path = _built_when(ctx, obj) if len(found) > 1 else ""
             if where is not None:
-                return kind, f" (`{name}.forward` at {where} {what})"
-            return kind, f" (`{name}.forward` {what})"
+                return kind, f" (`{name}.forward` at {where} {what}){path}"
+            return kind, f" (`{name}.forward` {what}){path}"
     return None, ""
 
 
 def producers(ctx: RuleContext, item: CrossEntropyInput) -> list[ConstructedObject]:
-    """What the model of the input `model(x)` may be: its constructions, through callers."""
+    """What the model of the input `model(x)` may be: its constructions, through callers,
+    one per path where an `if` / `else` builds one model or another."""
     if item.producer is None:
         return []
-    return ctx.links.resolve(item.producer, item.scope)
+    return ctx.links.resolve(item.producer, item.scope, paths=True)
+
+
+def _built_when(ctx: RuleContext, obj: ConstructedObject) -> str:
+    """` when `args.model == "transformer"``: the test of the branch that built `obj`."""
+    if not obj.branches:
+        return ""
+    branch = obj.branches[-1]
+    test = ctx.text(branch.node.test)
+    return f" when `{test}`" if branch.branch == 0 else f" unless `{test}`"
 
 
 def forward_of(ctx: RuleContext, obj: ConstructedObject) -> Scope | None:
