@@ -159,6 +159,8 @@ class Event:
     # HOST_SYNC: the call the synced value is handed to at once (`env.step` in
     # `env.step(action.item())`), when it is a direct argument of one.
     consumer: str | None = None
+    # HOST_SYNC: the value was filled by a point-to-point receive (`dist.irecv(t, src)`).
+    subject_received: bool = False
     # BACKWARD: the value was computed under no_grad / inference_mode (no graph to go back on).
     subject_no_grad: bool = False
     non_blocking: bool = False  # TRANSFER: `non_blocking=True` was passed

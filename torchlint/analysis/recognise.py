@@ -445,6 +445,8 @@ class CallRecogniser:
         return self.walk.compat_depth > 0 or root_name(node) in self.walk.compat_names
 
     def qualified_call(self, node: cst.Call, qual: str) -> None:
+        if qual in _RECEIVES or qual == _P2P_OP:
+            self.received_into(node, qual)
         if qual in AMP_DEPRECATED:
             uses = self.walk.facts.deprecated_amp
             if uses and uses[-1].node is node.func:
@@ -782,6 +784,19 @@ class CallRecogniser:
             if any(probs):
                 event.arg_probs = probs  # a loss helper handed probabilities
 
+    def received_into(self, node: cst.Call, qual: str) -> None:
+        """`dist.recv(t, src)`, `dist.irecv(t, src)`, `P2POp(dist.irecv, t, peer)`: `t` is
+        filled with what another rank sends (a pipeline stage's shapes, a schedule's metadata),
+        which the host reads because it needs it, not to log it."""
+        args = node.args
+        if qual == _P2P_OP:
+            if len(args) < 2 or self.walk.imports.qualify(args[0].value) not in _RECEIVES:
+                return
+            args = args[1:]
+        root = root_name(args[0].value) if args else None
+        if root is not None:
+            self.walk.values.received.add(root)
+
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)
         if self.walk.values.is_tensor(value):
@@ -809,10 +824,15 @@ class CallRecogniser:
             subject_on_host=not is_tensor and self.walk.values.is_host(host),
             receiver=expr_text(value) if method in SYNC_METHODS else None,
             consumer=consumer,
+            subject_received=root is not None and root in self.walk.values.received,
         )
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+# Point-to-point receives: their tensor argument holds what another rank sent.
+_RECEIVES = frozenset({"torch.distributed.recv", "torch.distributed.irecv"})
+_P2P_OP = "torch.distributed.P2POp"
 
 # Functional losses whose input TL109 / TL112 / TL114 check, by the `loss` they record.
 FUNCTIONAL_LOSSES = {

@@ -276,6 +276,9 @@ class Values:
         self.unpacked: dict[str, int] = {}
         # Names the body of an `if` bound otherwise than its `else` (branches.py).
         self.alternatives: dict[str, tuple[Alternative, ...]] = {}
+        # Tensors a point-to-point receive fills (`dist.irecv(shape, src)`): host reads of
+        # them are what the host waits for, not a stall it could avoid.
+        self.received: set[str] = set()
         self.journal = Journal()
 
     # --- updates ------------------------------------------------------------------------

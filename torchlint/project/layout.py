@@ -108,11 +108,21 @@ class ProjectLayout:
         return frozenset(names)
 
 
-def _has_python(folder: Path) -> bool:
+def _has_python(folder: Path, depth: int = 3) -> bool:
+    """Whether `folder` holds Python modules, directly or in subpackages a few levels down: a
+    namespace package (`pl_bolts/` without an `__init__.py`, only `pl_bolts/models/...`) is
+    importable too."""
     try:
-        return any(name.endswith(".py") for name in os.listdir(folder))
+        entries = os.listdir(folder)
     except OSError:
         return False
+    if any(name.endswith(".py") for name in entries):
+        return True
+    return depth > 1 and any(
+        name.isidentifier() and _has_python(folder / name, depth - 1)
+        for name in entries
+        if "." not in name
+    )
 
 
 def _is_below(path: Path, folder: Path) -> bool:

@@ -95,6 +95,8 @@ class ItemInHotLoop(Rule):
         consumer = e.event.consumer
         if consumer is not None and not _is_sink(consumer):
             return False  # `env.step(action.item())`: the host needs the value now
+        if e.event.subject_received:
+            return False  # `shape.tolist()` of what `dist.irecv(shape, src)` received
         if e.event.method == "item":
             return not e.event.subject_on_host  # `y.sum().item()` on a CPU batch is no sync
         return e.subject_is_tensor is True
