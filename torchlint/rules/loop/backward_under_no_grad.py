@@ -37,7 +37,10 @@ class BackwardUnderNoGrad(Rule):
                     self._report(ctx, e.event)
 
     def _report(self, ctx: RuleContext, event: Event) -> None:
-        subject = f"`{event.subject}`" if event.subject else "its input"
+        shown = event.subject
+        if event.via == "tensor" and event.receiver and "(" in event.receiver:
+            shown = event.receiver  # `torch.sum(losses).backward()` runs on the sum, not `torch`
+        subject = f"`{shown}`" if shown else "its input"
         ctx.report(
             event.node,
             f"`{ctx.text(event.node)}` runs on {subject}, computed with gradients turned off "
@@ -48,7 +51,13 @@ class BackwardUnderNoGrad(Rule):
 
 
 def _optional(e: IterEvent) -> bool:
-    """A backward that the function it lives in runs only under a condition (`if self.opt is
-    not None:`), reached through a call: a helper shared by training and evaluation, which the
-    evaluation path calls under `no_grad` with the backward switched off."""
-    return e.via_call is not None and any(isinstance(f, GuardFrame) for f in e.event.path)
+    """A backward that the functions the loop calls run only under a condition (`if self.opt
+    is not None:` around it, or `if self._model.training:` around the call of the helper that
+    holds it): code shared by training and evaluation, which the evaluation path calls under
+    `no_grad` with the backward switched off."""
+    if e.via_call is None:
+        return False
+    if any(isinstance(f, GuardFrame) for f in e.event.path):
+        return True
+    in_loop_scope = {id(f.node) for f in e.site.path}
+    return any(isinstance(f, GuardFrame) and id(f.node) not in in_loop_scope for f in e.frames)
