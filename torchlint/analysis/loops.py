@@ -50,6 +50,9 @@ class IterEvent:
     # `evaluate()` loads, a model that each `train()` of a hyper-parameter search builds):
     # not one of the loop's own objects, even when the names agree.
     local: bool = False
+    # HOST_SYNC: the value is read from a parameter that every call on the way passes a host
+    # value (the loop's batch, before the helper moves it): no device sync.
+    on_host: bool = False
 
     @cached_property
     def depth(self) -> int:
@@ -240,6 +243,7 @@ class LoopModels:
                     bind_call(event, callee, self.roles.flow),
                     frozenset(),
                     call_consts(event, callee),
+                    host_params(event, callee),
                 )
         return LoopModel(loop, events)
 
@@ -256,6 +260,7 @@ class LoopModels:
         values: Binding,
         local_params: frozenset[str],
         consts: dict[str, object] | None = None,
+        hosts: frozenset[str] = frozenset(),
     ) -> None:
         """Add the events of `scope`, called from the loop, in the loop's terms.
         `local_params` are the parameters bound to objects local to a function between the
@@ -285,7 +290,7 @@ class LoopModels:
             reach = frozenset(rebind(t, binding) for t in event.reach) if event.reach else None
             self._add(
                 out, event, frames, receiver, site, is_tensor, loop, values, reach,
-                is_local(written),
+                is_local(written), event.subject_param is not None and event.subject_param in hosts,
             )  # fmt: skip
             callee = self.callee_of(event, values)
             if event.kind is Kind.CALL and callee is not None and callee not in stack:
@@ -297,6 +302,10 @@ class LoopModels:
                 for param, text in zip(params, event.arg_texts, strict=False):
                     if text.split(".", 1)[0].split("[", 1)[0] in tensor_params:
                         inner_tensors.add(param)
+                inner_hosts = set(host_params(event, callee))
+                for param, text in call_binding(event, callee).items():
+                    if text in hosts:
+                        inner_hosts.add(param)  # `self.step(batch)` with this scope's host batch
                 self._expand(
                     out,
                     callee,
@@ -309,6 +318,7 @@ class LoopModels:
                     bind_call(event, callee, self.roles.flow, values),
                     frozenset(p for p, text in inner_texts.items() if is_local(text)),
                     call_consts(event, callee),
+                    frozenset(inner_hosts),
                 )
 
     def _add(
@@ -323,6 +333,7 @@ class LoopModels:
         values: Binding = NO_BINDING,
         reach: frozenset[str] | None = None,
         local: bool = False,
+        on_host: bool = False,
     ) -> None:
         kind = event.kind
         if event.scope.source is not None:
@@ -347,6 +358,7 @@ class LoopModels:
                 values,
                 event.reach if reach is None else reach,
                 local,
+                on_host,
             )
         )
 
@@ -462,3 +474,21 @@ def _target_names(node: cst.BaseExpression) -> list[str]:
     if isinstance(node, (cst.Tuple, cst.List)):
         return [n for element in node.elements for n in _target_names(element.value)]
     return []
+
+
+def host_params(event: Event, callee: Scope) -> frozenset[str]:
+    """The parameters of `callee` that the call `event` passes host values (a batch the loop
+    has not moved yet), by position or keyword."""
+    if not event.host_args:
+        return frozenset()
+    params = list(callee.params)
+    if callee.class_name is not None and params and event.callee_ref[0] != "name":
+        params = params[1:]  # self
+    found = set()
+    for key in event.host_args:
+        if isinstance(key, int):
+            if key < len(params):
+                found.add(params[key])
+        elif key in callee.params:
+            found.add(key)
+    return frozenset(found)

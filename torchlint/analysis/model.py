@@ -161,6 +161,9 @@ class Event:
     consumer: str | None = None
     # HOST_SYNC: the value was filled by a point-to-point receive (`dist.irecv(t, src)`).
     subject_received: bool = False
+    # HOST_SYNC: the parameter the value was read from, not moved since (`batch` for
+    # `batch.get("mask").sum().item()`): on the host when the caller passes a host value.
+    subject_param: str | None = None
     # BACKWARD: the value was computed under no_grad / inference_mode (no graph to go back on).
     subject_no_grad: bool = False
     non_blocking: bool = False  # TRANSFER: `non_blocking=True` was passed
@@ -180,6 +183,8 @@ class Event:
     kwarg_texts: tuple[tuple[str, str], ...] = ()
     tensor_params: frozenset[str] = frozenset()  # filled on resolution: params bound to tensors
     tensor_args: frozenset[int | str] = frozenset()  # arg positions / keywords holding tensors
+    # CALL: arg positions / keywords holding host values (a loader batch not yet moved).
+    host_args: frozenset[int | str] = frozenset()
     # The object the receiver holds where the event happens (`optimizer` in `optimizer.step()`,
     # the callee of a call), and for calls the values of the arguments: see values.py.
     obj: Value | None = None

@@ -753,6 +753,7 @@ class CallRecogniser:
         args: tuple[str, ...] = ()
         kwargs: tuple[tuple[str, str], ...] = ()
         tensor_args: set[int | str] = set()
+        host_args: set[int | str] = set()
         if type(node) is cst.Call:
             positional = [a for a in node.args if a.keyword is None and not a.star]
             args = tuple(simple_text(a.value) for a in positional)
@@ -762,9 +763,13 @@ class CallRecogniser:
             for i, a in enumerate(positional):
                 if self.walk.values.is_tensor(a.value):
                     tensor_args.add(i)
+                elif self.walk.values.is_host(a.value):
+                    host_args.add(i)
             for a in node.args:
                 if a.keyword is not None and self.walk.values.is_tensor(a.value):
                     tensor_args.add(a.keyword.value)
+                elif a.keyword is not None and self.walk.values.is_host(a.value):
+                    host_args.add(a.keyword.value)
         receiver = ref[1] if ref[0] in ("name", "method") else "self"
         method = ref[-1].rsplit(".", 1)[-1] if ref[0] == "project" else ref[-1]
         event = self.walk.event(kind, node, method=method, receiver=receiver)
@@ -772,6 +777,7 @@ class CallRecogniser:
         event.arg_texts = args
         event.kwarg_texts = kwargs
         event.tensor_args = frozenset(tensor_args)
+        event.host_args = frozenset(host_args)
         values = self.walk.values
         if type(node) is cst.Call and node.args:
             event.arg_values, event.kwarg_values = values.arguments(node)
@@ -825,6 +831,7 @@ class CallRecogniser:
             receiver=expr_text(value) if method in SYNC_METHODS else None,
             consumer=consumer,
             subject_received=root is not None and root in self.walk.values.received,
+            subject_param=None if is_tensor else self.walk.values.param_root(host),
         )
 
 

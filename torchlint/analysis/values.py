@@ -183,6 +183,9 @@ class Value:
     bound_at: cst.CSTNode | None = field(default=None, repr=False)
     # Constructions: the objects passed by keyword (a loader's `sampler=`).
     keywords: tuple[tuple[str, Value], ...] = ()
+    # Read from this parameter of the scope without a move (`mask = batch.get("mask")`): on
+    # the host when the callers pass a host value (see `param_root`).
+    from_param: str | None = None
 
     @property
     def is_object(self) -> bool:
@@ -402,14 +405,24 @@ class Values:
         producer = self.variable_call(node)
         iterates = _iterated_name(node)  # `iter(loader)`, `pbar = tqdm(enumerate(loader))`
         reach = self.reach_of(node) if graph is not False else frozenset()
+        from_param = None if device or host or self.scope is None else self.param_root(node)
         if obj is UNKNOWN:
-            if not (device or host or no_grad or iterates or prob or producer or reach) and (
-                graph is None
-            ):
+            if not (
+                device or host or no_grad or iterates or prob or producer or reach or from_param
+            ) and (graph is None):
                 return UNKNOWN
             what = What.TENSOR if device or host else What.UNKNOWN
             return Value(
-                what, device, graph, host, no_grad, prob, producer, iterates=iterates, reach=reach
+                what,
+                device,
+                graph,
+                host,
+                no_grad,
+                prob,
+                producer,
+                iterates=iterates,
+                reach=reach,
+                from_param=from_param,
             )
         return Value(
             obj.what,
@@ -436,6 +449,7 @@ class Values:
             keys=obj.keys,
             keywords=obj.keywords,
             bound_at=obj.bound_at,
+            from_param=from_param,
         )
 
     def reach_of(self, node: cst.BaseExpression, depth: int = 0) -> frozenset[str]:
@@ -528,6 +542,12 @@ class Values:
             self._set(text, replace(current, scaled=scaled))
         elif current is None and scaled:
             self._set(text, Value(scaled=True))
+
+    def mark_moved(self, text: str) -> None:
+        """A batch object moved to the device in place (`batch.to_device(device)`)."""
+        current = self.env.get(text)
+        if current is not None and (current.host or current.from_param):
+            self._set(text, replace(current, host=False, from_param=None))
 
     def mark_device_tensor(self, text: str) -> None:
         current = self.env.get(text, UNKNOWN)
@@ -707,6 +727,34 @@ class Values:
                 return False  # `p.grad`: a gradient lives where its parameter does
             node = node.value
         return type(node) is cst.Name and self._fact(node.value, "host")
+
+    def param_root(self, node: cst.BaseExpression) -> str | None:
+        """The parameter of this function that `node` reads without moving it (`batch` in
+        `~batch.get("mask")`, in `batch["x"].sum()`, in `mask` after `mask = batch["mask"]`),
+        as `is_host` reads a loader batch; None when it is no such read."""
+        kind = type(node)
+        if kind is cst.Call:
+            assert isinstance(node, cst.Call)
+            func = node.func
+            if type(func) is not cst.Attribute or func.attr.value in _MOVES:
+                return None
+            if self.ns.imports.qualify(func) is not None:
+                return None
+            return self.param_root(func.value)  # `batch.get("mask")`, `mask.sum()`
+        if kind is cst.UnaryOperation:
+            assert isinstance(node, cst.UnaryOperation)
+            return self.param_root(node.expression)
+        while type(node) is cst.Subscript or type(node) is cst.Attribute:
+            if type(node) is cst.Attribute and node.attr.value == "grad":
+                return None
+            node = node.value
+        if type(node) is not cst.Name:
+            return None
+        name = node.value
+        value = self.env.get(name)
+        if value is not None:
+            return value.from_param
+        return name if name in self.params and name != "self" else None
 
     def _host_operands(self, *operands: cst.BaseExpression) -> bool:
         """An operator's result is on the host when an operand is and every other one is a

@@ -688,6 +688,10 @@ class Walker:
 
     def conversion_statement(self, call: cst.Call) -> None:
         func = call.func
+        if type(func) is cst.Attribute and func.attr.value in _IN_PLACE_MOVES:
+            text = dotted(func.value)
+            if text is not None and self.values.get(text) is not None:
+                self.values.mark_moved(text)  # `experience.to_device(device)` moves it in place
         if type(func) is not cst.Attribute or func.attr.value not in CONVERSIONS:
             return  # most statements are calls of something else: no closure for them
         key = self.scope_key()
@@ -767,6 +771,13 @@ class Walker:
             if children is not None:
                 for child in children(node):
                     self.expr(child)
+            if kind is cst.NamedExpr and type(node.target) is cst.Name:  # type: ignore[attr-defined]
+                # `if (mask := batch.get("mask")) is not None:` binds `mask`
+                self.values.bind(
+                    node.target.value,  # type: ignore[attr-defined]
+                    node.value,  # type: ignore[attr-defined]
+                    under_no_grad=self.under_no_grad(),
+                )
 
     def site(self, call: cst.Call, callee: str | None) -> None:
         """Record `call` with the function, class and `if` branches around it (see sites.py)."""
@@ -886,6 +897,9 @@ class Walker:
     def role_is(self, text: str, role: str) -> bool:
         return any(c.role == role and c.target == text for c in self.facts.constructed)
 
+
+# Methods of a batch object that move it to the device in place, called as a statement.
+_IN_PLACE_MOVES = frozenset({"to_device", "move_to_device", "to_gpu", "cuda_"})
 
 # Events whose receiver is an object worth knowing (which optimizer steps, which model).
 _OBJECT_EVENTS = frozenset(

@@ -59,5 +59,5 @@ def _optional(e: IterEvent) -> bool:
         return False
     if any(isinstance(f, GuardFrame) for f in e.event.path):
         return True
-    in_loop_scope = {id(f.node) for f in e.site.path}
+    in_loop_scope = {id(f.node) for f in e.site.path if isinstance(f, GuardFrame)}
     return any(isinstance(f, GuardFrame) and id(f.node) not in in_loop_scope for f in e.frames)

@@ -95,6 +95,8 @@ class ItemInHotLoop(Rule):
         consumer = e.event.consumer
         if consumer is not None and not _is_sink(consumer):
             return False  # `env.step(action.item())`: the host needs the value now
+        if e.on_host:
+            return False  # `batch["mask"].sum().item()` in a helper, before it moves `batch`
         if e.event.subject_received:
             return False  # `shape.tolist()` of what `dist.irecv(shape, src)` received
         if e.event.method == "item":

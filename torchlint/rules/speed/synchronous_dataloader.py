@@ -61,7 +61,10 @@ class SynchronousDataLoader(Rule):
                 return True
             if role == "subset" and dataset.args:
                 return self._holds_tensors(ctx, dataset.args[0].value, depth + 1)
-            helper = ctx.facts.functions.get(dotted(dataset.func) or "")
+            name = dotted(dataset.func) or ""
+            if _only_indexes_its_tensors(ctx, name):
+                return True
+            helper = ctx.facts.functions.get(name)
             roles = set(helper.returned_roles) if helper is not None else set()
             return roles == {"tensor-dataset"}  # `make_dataset()` returns a TensorDataset
         text = dotted(dataset)
@@ -69,8 +72,67 @@ class SynchronousDataLoader(Rule):
             if obj.target == text:
                 if obj.role == "subset" and obj.node.args:
                     return self._holds_tensors(ctx, obj.node.args[0].value, depth + 1)
+                if obj.role == "instance":
+                    return _only_indexes_its_tensors(ctx, obj.qualname)
                 return obj.role == "tensor-dataset"
         return False
+
+
+def _only_indexes_its_tensors(ctx: RuleContext, class_name: str) -> bool:
+    """A Dataset class of this module whose `__getitem__` only returns items of what the
+    object holds (`return self.x[idx], self.y[idx]`, or a dict of them): a `TensorDataset` in
+    all but name, whose batches cost an index each."""
+    info = ctx.facts.classes.get(class_name)
+    getitem = info.methods.get("__getitem__") if info is not None else None
+    node = getitem.node if getitem is not None else None
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return False
+    params = [p.name.value for p in node.params.params]
+    if len(params) != 2:
+        return False
+    statements = list(node.body.body)
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+        return False
+    (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
+    if not isinstance(small, cst.Return) or small.value is None:
+        return False
+    value = small.value
+    if isinstance(value, cst.Tuple | cst.List):
+        items = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        items = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+        if len(items) != len(value.elements):
+            return False
+    else:
+        items = [value]
+    return bool(items) and all(_self_item(item, params[0], params[1]) for item in items)
+
+
+def _self_item(node: cst.BaseExpression, self_name: str, index: str) -> bool:
+    """`self.x[idx]`."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return False
+    key = node.slice[0].slice
+    if not isinstance(key, cst.Index) or not isinstance(key.value, cst.Name):
+        return False
+    owner = node.value
+    return (
+        key.value.value == index
+        and isinstance(owner, cst.Attribute)
+        and isinstance(owner.value, cst.Name)
+        and owner.value.value == self_name
+    )
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Expr) and isinstance(
+        small.value, cst.SimpleString | cst.ConcatenatedString
+    )
 
 
 # Graph libraries' loaders collate graphs held in memory (or sample neighbours, which their
