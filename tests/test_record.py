@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mypy import api as mypy_api
 
-from torchlint.analysis.values import UNKNOWN, Value, What
+from torchlint.analysis.value import UNKNOWN, Value, What
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,7 +29,7 @@ def test_mypy_rejects_an_assignment_to_a_field(tmp_path: Path) -> None:
         textwrap.dedent(
             """\
             from torchlint.analysis.record import record
-            from torchlint.analysis.values import Value
+            from torchlint.analysis.value import Value
 
             @record()
             class Point:

@@ -28,7 +28,7 @@ import libcst as cst
 from torchlint.analysis.record import record
 
 if TYPE_CHECKING:
-    from torchlint.analysis.values import Value
+    from torchlint.analysis.value import Value
 
 K = TypeVar("K")
 V = TypeVar("V")

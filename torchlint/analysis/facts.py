@@ -16,7 +16,7 @@ from torchlint.analysis.sites import Sites
 from torchlint.analysis.source import ParsedSource
 
 if TYPE_CHECKING:
-    from torchlint.analysis.values import Value
+    from torchlint.analysis.value import Value
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from types import MappingProxyType
 from torchlint.analysis.facts import ModuleFacts
 from torchlint.analysis.model import Event, Kind, Scope
 from torchlint.analysis.protocol import ProjectView
-from torchlint.analysis.values import UNKNOWN, Ref, Value, What, element_of, join
+from torchlint.analysis.value import UNKNOWN, Ref, Value, What, element_of, join
 
 MAX_DEPTH = 10
 MAX_STEPS = 20_000

@@ -16,7 +16,7 @@ from torchlint.analysis.loops import IterEvent, LoopModel, same_object
 from torchlint.analysis.model import Kind, LoopFrame
 from torchlint.analysis.names import strip_module_wrapper
 from torchlint.analysis.resolve import Roles
-from torchlint.analysis.values import Value, What
+from torchlint.analysis.value import Value, What
 
 
 @dataclass(eq=False)

@@ -25,7 +25,7 @@ from torchlint.analysis.model import (
 )
 from torchlint.analysis.names import dotted
 from torchlint.analysis.resolve import call_binding
-from torchlint.analysis.values import Value, What
+from torchlint.analysis.value import Value, What
 
 MAX_CALL_LEVELS = 3
 

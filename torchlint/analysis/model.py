@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from torchlint.analysis.names import ImportTable
     from torchlint.analysis.protocol import Origin
     from torchlint.analysis.sites import Branch
-    from torchlint.analysis.values import Value
+    from torchlint.analysis.value import Value
 
 
 class Kind(enum.Enum):

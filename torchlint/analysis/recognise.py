@@ -49,7 +49,7 @@ from torchlint.analysis.syntax import (
     simple_text,
     string_value,
 )
-from torchlint.analysis.values import (
+from torchlint.analysis.value import (
     NON_TENSOR_BUILTINS,
     NUMBER_BUILTINS,
     PROB_ROLES,

@@ -26,7 +26,7 @@ from torchlint.analysis.names import (
     looks_like_scheduler,
 )
 from torchlint.analysis.protocol import ProjectView
-from torchlint.analysis.values import Value, What
+from torchlint.analysis.value import Value, What
 
 
 class Roles:

@@ -28,7 +28,7 @@ from torchlint.analysis.names import (
 )
 from torchlint.analysis.resolve import Roles
 from torchlint.analysis.syntax import string_value_of
-from torchlint.analysis.values import iterates_data
+from torchlint.analysis.value import iterates_data
 
 # A file that never mentions an optimizer is not training anything: its backward loops compute
 # gradients for inspection (saliency maps, gradient checks) and need no step.

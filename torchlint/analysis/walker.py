@@ -62,15 +62,8 @@ from torchlint.analysis.syntax import (
     method_name,
     target_names,
 )
-from torchlint.analysis.values import (
-    NOT_A_TENSOR,
-    UNKNOWN,
-    Value,
-    Values,
-    What,
-    iterates_data,
-    join,
-)
+from torchlint.analysis.value import NOT_A_TENSOR, UNKNOWN, Value, What, iterates_data, join
+from torchlint.analysis.values import Values
 
 
 class Walker:

@@ -8,7 +8,7 @@ from torchlint.analysis.apis import STREAMING
 from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.model import ConstructedObject, Scope
 from torchlint.analysis.names import dotted
-from torchlint.analysis.values import What
+from torchlint.analysis.value import What
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 

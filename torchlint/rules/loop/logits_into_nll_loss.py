@@ -7,7 +7,7 @@ import libcst as cst
 
 from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.analysis.names import dotted
-from torchlint.analysis.values import Value, through_shape
+from torchlint.analysis.value import Value, through_shape
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.loop.softmax_into_cross_entropy import (

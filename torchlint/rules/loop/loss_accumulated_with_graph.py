@@ -9,7 +9,7 @@ import libcst as cst
 from torchlint.analysis.apis import DATA_NAME
 from torchlint.analysis.model import Event, Kind, Scope
 from torchlint.analysis.names import last_segment, looks_like_model
-from torchlint.analysis.values import DETACHING_METHODS
+from torchlint.analysis.value import DETACHING_METHODS
 from torchlint.diagnostics import Fix, Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized

@@ -7,7 +7,7 @@ import libcst as cst
 from torchlint.analysis.loops import IterEvent, LoopModel, runs_every_iteration
 from torchlint.analysis.model import ConstructedObject, Kind, LoopFrame
 from torchlint.analysis.names import dotted
-from torchlint.analysis.values import iterates_data
+from torchlint.analysis.value import iterates_data
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 

@@ -6,7 +6,7 @@ import libcst as cst
 
 from torchlint.analysis.facts import CrossEntropyInput
 from torchlint.analysis.model import ConstructedObject, Scope
-from torchlint.analysis.values import PROB_ROLES
+from torchlint.analysis.value import PROB_ROLES
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
