@@ -7,10 +7,10 @@ The walk is one pass in program order. Without this, the `else` of
     else:
         model = model.RNNModel(...)           # still the module, on this path
 
-would be read after the body's assignments, as though both branches ran. A `Journal` records
-the first write of each name in a branch (its value before the branch), so that the walker
-can undo the body's writes before it walks the `else`, then put back what the body left for
-the names the `else` did not bind.
+would be read after the body's assignments, as though both branches ran. An `Undo` per open
+branch records the first write of each name in it (its value before the branch), so that the
+walker can undo the body's writes before it walks the `else`, then put back what the body left
+for the names the `else` did not bind.
 
 After the `if`, a name both branches bound holds the `else`'s value (the branch walked last:
 what the rules were always given), and remembers the body's as an `Alternative`: "may" rules
@@ -64,20 +64,10 @@ class BranchEnd:
     alternatives: dict[str, tuple[Alternative, ...] | None]
 
 
-class Journal:
-    """The open branches of the scope being walked, innermost last."""
-
-    __slots__ = ("open",)
-
-    def __init__(self) -> None:
-        self.open: list[Undo] = []
-
-    def note(self, table: str, store: dict[K, V], key: K) -> None:
-        """Before `store[key]` changes: remember its value, once per branch."""
-        undo = self.open[-1]
-        log: dict[K, V | None] = getattr(undo, table)
-        if key not in log:
-            log[key] = store.get(key)
+def remember(log: dict[K, V | None], store: dict[K, V], key: K) -> None:
+    """Before `store[key]` changes in a branch: keep its value in the branch's `log`, once."""
+    if key not in log:
+        log[key] = store.get(key)
 
 
 def restore(store: dict[K, V], previous: dict[K, V | None]) -> dict[K, V | None]:

@@ -25,7 +25,7 @@ from torchlint.analysis.model import (
 )
 from torchlint.analysis.names import dotted, rebind, strip_module_wrapper
 from torchlint.analysis.record import record
-from torchlint.analysis.resolve import Roles, call_binding
+from torchlint.analysis.resolve import Roles, call_binding, params_at
 
 MAX_CALL_DEPTH = 5
 MAX_EVENTS_PER_LOOP = 20_000
@@ -243,7 +243,7 @@ class LoopModels:
                     bind_call(event, callee, self.roles.flow),
                     frozenset(),
                     call_consts(event, callee),
-                    host_params(event, callee),
+                    params_at(event.host_args, event, callee),
                 )
         return LoopModel(loop, events)
 
@@ -302,7 +302,7 @@ class LoopModels:
                 for param, text in zip(params, event.arg_texts, strict=False):
                     if text.split(".", 1)[0].split("[", 1)[0] in tensor_params:
                         inner_tensors.add(param)
-                inner_hosts = set(host_params(event, callee))
+                inner_hosts = set(params_at(event.host_args, event, callee))
                 for param, text in call_binding(event, callee).items():
                     if text in hosts:
                         inner_hosts.add(param)  # `self.step(batch)` with this scope's host batch
@@ -474,21 +474,3 @@ def _target_names(node: cst.BaseExpression) -> list[str]:
     if isinstance(node, (cst.Tuple, cst.List)):
         return [n for element in node.elements for n in _target_names(element.value)]
     return []
-
-
-def host_params(event: Event, callee: Scope) -> frozenset[str]:
-    """The parameters of `callee` that the call `event` passes host values (a batch the loop
-    has not moved yet), by position or keyword."""
-    if not event.host_args:
-        return frozenset()
-    params = list(callee.params)
-    if callee.class_name is not None and params and event.callee_ref[0] != "name":
-        params = params[1:]  # self
-    found = set()
-    for key in event.host_args:
-        if isinstance(key, int):
-            if key < len(params):
-                found.add(params[key])
-        elif key in callee.params:
-            found.add(key)
-    return frozenset(found)

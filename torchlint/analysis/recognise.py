@@ -372,21 +372,20 @@ class CallRecogniser:
         if producer is None and isinstance(base, cst.Name | cst.Attribute):
             producer = values.produced_by(dotted(base) or "")
         softmax = values.softmax_of(value)
-        if (
-            criterion is not None
-            and softmax is None
-            and producer is None
-            and not (values.alternatives)
-        ):
+        others = [
+            other
+            for other in (
+                values.alternatives.get(dotted(base) or "", ())
+                if isinstance(base, cst.Name | cst.Attribute)
+                else ()
+            )
+            if other.value.prob is not None or other.value.producer is not None
+        ]
+        if criterion is not None and softmax is None and producer is None and not others:
             return  # nothing that could make a parameter call interesting
         called = values.object_of(node.func) if criterion is not None else None
         element = values.unpacked.get(dotted(base) or "") if producer is not None else None
         scope = self.walk.scope
-        others = (
-            values.alternatives.get(dotted(base) or "", ())
-            if isinstance(base, cst.Name | cst.Attribute)
-            else ()
-        )
         alternatives = tuple(
             CrossEntropyInput(
                 node,
@@ -401,10 +400,7 @@ class CallRecogniser:
                 branch=other.node,
             )
             for other in others
-            if other.value.prob is not None or other.value.producer is not None
         )
-        if criterion is not None and softmax is None and producer is None and not alternatives:
-            return
         self.walk.facts.ce_inputs.append(
             CrossEntropyInput(
                 node,

@@ -432,11 +432,19 @@ def _derives(facts: ModuleFacts, cls: ClassInfo, base: str, depth: int = 0) -> b
 
 
 def _tensor_params(event: Event, callee: Scope) -> frozenset[str]:
+    return params_at(event.tensor_args, event, callee)
+
+
+def params_at(keys: frozenset[int | str], event: Event, callee: Scope) -> frozenset[str]:
+    """The parameters of `callee` that the call `event` passes at `keys` (argument positions
+    and keywords, as `Event.tensor_args` / `Event.host_args` hold them)."""
+    if not keys:
+        return frozenset()
     params = list(callee.params)
     if callee.class_name is not None and params and event.callee_ref[0] != "name":
         params = params[1:]  # self
     result = set()
-    for key in event.tensor_args:
+    for key in keys:
         if isinstance(key, int):
             if key < len(params):
                 result.add(params[key])

@@ -25,9 +25,9 @@ from torchlint.analysis.branches import (
     MAX_ALTERNATIVES,
     Alternative,
     BranchEnd,
-    Journal,
     Undo,
     inherit,
+    remember,
     restore,
 )
 from torchlint.analysis.model import Scope
@@ -69,7 +69,7 @@ class Values(TensorQueries, ObjectQueries):
         # Tensors a point-to-point receive fills (`dist.irecv(shape, src)`): host reads of
         # them are what the host waits for, not a stall it could avoid.
         self.received: set[str] = set()
-        self.journal = Journal()
+        self.branches: list[Undo] = []  # the open `if` branches, innermost last
 
     # --- updates ------------------------------------------------------------------------
 
@@ -81,11 +81,11 @@ class Values(TensorQueries, ObjectQueries):
 
     def _set(self, text: str, value: Value, *, rebinds: bool = False) -> None:
         """Every write of `env` (`rebinds`: a new binding, not new facts about the old one)."""
-        journal = self.journal
-        if journal.open:
-            journal.note("env", self.env, text)
+        if self.branches:
+            undo = self.branches[-1]
+            remember(undo.env, self.env, text)
             if rebinds and text in self.alternatives:
-                journal.note("alternatives", self.alternatives, text)
+                remember(undo.alternatives, self.alternatives, text)
         self.env[text] = value
         if rebinds and self.alternatives:
             self.alternatives.pop(text, None)
@@ -94,8 +94,8 @@ class Values(TensorQueries, ObjectQueries):
         """`text` is item `index` of a call's result (None: it is not)."""
         if index is None and text not in self.unpacked:
             return
-        if self.journal.open:
-            self.journal.note("unpacked", self.unpacked, text)
+        if self.branches:
+            remember(self.branches[-1].unpacked, self.unpacked, text)
         if index is None:
             del self.unpacked[text]
         else:
@@ -105,12 +105,12 @@ class Values(TensorQueries, ObjectQueries):
 
     def open_branch(self) -> None:
         """The walk enters the body of an `if` that has an `else`, or that `else`."""
-        self.journal.open.append(Undo())
+        self.branches.append(Undo())
 
     def _close(self) -> Undo:
-        undo = self.journal.open.pop()
-        if self.journal.open:
-            inherit(self.journal.open[-1], undo)
+        undo = self.branches.pop()
+        if self.branches:
+            inherit(self.branches[-1], undo)
         return undo
 
     def close_body(self) -> BranchEnd:
@@ -140,8 +140,8 @@ class Values(TensorQueries, ObjectQueries):
             value, current = body.env.get(text), self.env.get(text)
             if value is None or current is None or value is current:
                 continue
-            if self.journal.open:
-                self.journal.note("alternatives", self.alternatives, text)
+            if self.branches:
+                remember(self.branches[-1].alternatives, self.alternatives, text)
             found = (
                 Alternative(value, body.unpacked.get(text), node),
                 *(body.alternatives.get(text) or ()),

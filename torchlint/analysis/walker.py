@@ -1119,11 +1119,11 @@ def _assigned_in_blocks(stmt: cst.BaseStatement) -> set[str]:
             for small in node.body:
                 if type(small) is cst.Assign:
                     found.update(n for t in small.targets for n in target_names(t.target))
-        elif not isinstance(node, cst.FunctionDef | cst.ClassDef | cst.BaseExpression):
+        elif not isinstance(node, cst.FunctionDef | cst.ClassDef):
             pending.extend(
                 child
                 for child in node.children
-                if isinstance(child, cst.BaseStatement | cst.BaseSuite | cst.BaseCompoundStatement)
-                or type(child) in (cst.Else, cst.ExceptHandler, cst.Finally, cst.If)
+                if isinstance(child, cst.BaseStatement | cst.BaseSuite)
+                or type(child) in (cst.Else, cst.ExceptHandler, cst.Finally)
             )
     return found

@@ -25,7 +25,7 @@ def import_torch(ctx: RuleContext) -> Edit:
     else:
         row = 0
         body = ctx.facts.parsed.module.body
-        if body and _is_docstring(body[0]):
+        if body and is_docstring(body[0]):
             row = ctx.positions.span(body[0].body[0]).end.row  # type: ignore[index]
     if row >= lines.line_count:
         last = lines.line_count
@@ -95,7 +95,8 @@ def parenthesized(ctx: RuleContext, node: cst.BaseExpression) -> str:
     return f"({text})"
 
 
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
+def is_docstring(stmt: cst.BaseStatement) -> bool:
+    """A statement that is only a string literal (a docstring when it comes first)."""
     return (
         isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1

@@ -11,6 +11,7 @@ from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.names import dotted
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
+from torchlint.rules.edits import is_docstring
 
 
 class SynchronousDataLoader(Rule):
@@ -91,14 +92,14 @@ def _only_indexes_its_tensors(ctx: RuleContext, class_name: str) -> bool:
     if len(params) != 2:
         return False
     statements = list(node.body.body)
-    if statements and _is_docstring(statements[0]):
+    if statements and is_docstring(statements[0]):
         statements = statements[1:]
     if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
         return False
-    (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
-    if not isinstance(small, cst.Return) or small.value is None:
+    body = statements[0].body
+    if len(body) != 1 or not isinstance(body[0], cst.Return) or body[0].value is None:
         return False
-    value = small.value
+    value = body[0].value
     if isinstance(value, cst.Tuple | cst.List):
         items = [e.value for e in value.elements]
     elif isinstance(value, cst.Dict):
@@ -123,15 +124,6 @@ def _self_item(node: cst.BaseExpression, self_name: str, index: str) -> bool:
         and isinstance(owner, cst.Attribute)
         and isinstance(owner.value, cst.Name)
         and owner.value.value == self_name
-    )
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    return isinstance(small, cst.Expr) and isinstance(
-        small.value, cst.SimpleString | cst.ConcatenatedString
     )
 
 
