@@ -54,6 +54,35 @@ PINNED = {
             False,
         ),
     ],
+    "TL404": [
+        (
+            61,
+            9,
+            61,
+            83,
+            "`crops` loads `CropDataset` with `num_workers=4` and no `worker_init_fn`, but "
+            "`CropDataset.__getitem__` draws from `self.rng`, a generator "
+            "`CropDataset.__init__()` builds once in the main process "
+            "(`np.random.default_rng(seed)` at line 11): each worker gets a copy in the same "
+            "state, so the workers draw the same random numbers and, as the workers start again "
+            "each epoch, every epoch repeats them",
+            False,
+        ),
+        (63, 10, 63, 56, "`jitter` loads `JitterDataset` with `num_workers=2`", False),
+        (
+            64,
+            9,
+            66,
+            2,
+            "`masks` loads `MaskDataset` with `num_workers=8` and no `worker_init_fn`, but "
+            "`MaskDataset.__getitem__` draws from `self.generator`, a generator "
+            "`MaskDataset.__init__()` builds once in the main process (`torch.Generator()` at "
+            "line 39): each worker gets a copy in the same state, so the workers draw the same "
+            "random numbers; reseed it",
+            False,
+        ),
+        (67, 9, 67, 66, "`noise` loads `NoiseStream` with `num_workers=2`", False),
+    ],
 }
 
 # Messages that name a training framework's loop or object: (code, case file) -> for each

@@ -19,6 +19,7 @@ from torchlint.rules.api.unsafe_torch_load import UnsafeTorchLoad
 from torchlint.rules.api.unstable_log_exp import UnstableLogExp
 from torchlint.rules.base import Rule
 from torchlint.rules.data.missing_set_epoch import MissingSetEpoch
+from torchlint.rules.data.rng_copied_to_workers import RngCopiedToWorkers
 from torchlint.rules.data.sampler_with_shuffle import SamplerWithShuffle
 from torchlint.rules.data.unshuffled_training_loader import UnshuffledTrainingLoader
 from torchlint.rules.distributed.backward_bypasses_framework import BackwardBypassesFramework
@@ -112,6 +113,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             SyncDistEveryStep,
             SyncDecidedAfterForward,
             SamplerWithShuffle,
+            RngCopiedToWorkers,
             BackwardBypassesFramework,
             ManualStepInTrainingStep,
             SaveOnEveryRank,
