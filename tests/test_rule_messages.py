@@ -83,6 +83,30 @@ PINNED = {
         ),
         (67, 9, 67, 66, "`noise` loads `NoiseStream` with `num_workers=2`", False),
     ],
+    "TL123": [
+        (
+            19,
+            12,
+            19,
+            29,
+            "`model.fc = nn.Linear(16, 10)` replaces a part of `model` after `optimizer` was "
+            "built over `model.parameters()` (line 18), and `optimizer` is used again at line "
+            "23: it still holds the old parameters, so the new `model.fc` is never updated; "
+            "build the optimizer after the replacement (or pass the new parameters to "
+            "`optimizer.add_param_group(...)`).",
+            False,
+        ),
+        (
+            30,
+            11,
+            30,
+            31,
+            "`student = copy.deepcopy(model)` replaces the object that holds "
+            "`student.features` after `student_opt` was built over "
+            "`student.features.parameters()` (line 29)",
+            False,
+        ),
+    ],
 }
 
 # Messages that name a training framework's loop or object: (code, case file) -> for each

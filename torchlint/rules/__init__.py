@@ -42,6 +42,7 @@ from torchlint.rules.loop.logits_into_nll_loss import LogitsIntoNllLoss
 from torchlint.rules.loop.loss_accumulated_with_graph import LossAccumulatedWithGraph
 from torchlint.rules.loop.missing_optimizer_step import MissingOptimizerStep
 from torchlint.rules.loop.missing_zero_grad import MissingZeroGrad
+from torchlint.rules.loop.optimizer_over_replaced_module import OptimizerOverReplacedModule
 from torchlint.rules.loop.retain_graph_without_reuse import RetainGraphWithoutReuse
 from torchlint.rules.loop.scheduler_before_optimizer_step import SchedulerBeforeOptimizerStep
 from torchlint.rules.loop.scheduler_stepped_per_epoch import SchedulerSteppedPerEpoch
@@ -105,6 +106,7 @@ ALL_RULES: tuple[type[Rule], ...] = tuple(
             DiscriminatorOnAttachedFake,
             StepWithoutBackward,
             EvaluationInTrainMode,
+            OptimizerOverReplacedModule,
             DeprecatedTorchvisionPretrained,
             UnstableLogExp,
             DiscardedTensorConversion,
