@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -72,6 +73,8 @@ class RngCopiedToWorkers(Rule):
             if dataset is None:
                 continue
             name, methods, construction = dataset
+            if not _may_build_generators(ctx, methods):
+                continue
             found = _shared_generator(methods, _ENTRY_METHODS, _Held(ctx, construction))
             if found is None:
                 continue
@@ -107,6 +110,24 @@ class RngCopiedToWorkers(Rule):
             f"same random numbers{epochs}; reseed it per worker in a `worker_init_fn` (from "
             "`torch.utils.data.get_worker_info().seed`).",
         )
+
+
+# How a generator constructor is spelled, in any import style.
+_GENERATOR_TEXT = re.compile(r"default_rng|RandomState|Random\(|Generator\(")
+
+
+def _may_build_generators(ctx: RuleContext, methods: dict[str, Scope]) -> bool:
+    """Whether the files that define the dataset's methods, or this one (which builds the
+    objects handed to it), spell a generator constructor at all: reading the methods is the
+    costly part, and most datasets have none. (A transform from a third file, handed to a
+    dataset from a second, is left out by this.)"""
+    if _GENERATOR_TEXT.search(ctx.facts.parsed.text):
+        return True
+    for scope in methods.values():
+        owner = ctx.owner_of(scope.node)
+        if owner is not None and _GENERATOR_TEXT.search(owner.file.facts.parsed.text):
+            return True
+    return False
 
 
 def _has_workers(args: LoaderArgs) -> bool:
@@ -248,36 +269,55 @@ def _shared_generator(
 ) -> _Generator | None:
     """A generator `__init__` stores on the object that a worker's entry method (or a method
     it calls) draws from, which no other method seeds or builds again, in a class that does
-    not set up its workers itself (`get_worker_info()`)."""
+    not set up its workers itself (`get_worker_info()`). Methods are read only as the search
+    needs them: most datasets build no generator, and their other methods are never read."""
     init = methods.get("__init__")
     if init is None or not isinstance(init.node, cst.FunctionDef):
         return None
-    uses: dict[str, _SelfUses] = {}
-    for name, scope in methods.items():
-        if isinstance(scope.node, cst.FunctionDef):
-            uses[name] = _SelfUses.of(scope.node)
-    if any(use.per_worker for use in uses.values()):
-        return None
+    uses = _Uses(methods)
     # What `__init__` builds, itself or through the methods it calls (`self.seed(seed)` ->
     # `self.setup_rngs()`): those run once, in the main process.
-    setup = _reached_methods(uses, tuple(n for n in uses if n.startswith("__init__")))
+    setup = _reached_methods(uses, tuple(n for n in methods if n.startswith("__init__")))
     built: dict[str, tuple[cst.Call, Scope]] = {}
     for name in setup:
         for attribute, call in _built_generators(methods[name], uses[name], built).items():
             built.setdefault(attribute, (call, methods[name]))
-    reached = _reached_methods(uses, entries)
-    if not built:
-        return _held_generator(methods, uses, setup, reached, held) if held else None
-    # Methods that may set a generator again after the copy: any the worker calls, and any
-    # other than set-up (a `worker_init_fn` or the training script may call it).
-    later = set(reached) | (set(uses) - set(setup))
-    for attribute, (call, scope) in built.items():
-        if any(attribute in uses[n].reseeded for n in later):
-            continue
-        for name in reached:
-            if attribute in uses[name].reads:
-                return _Generator(attribute, call, scope, name)
-    return _held_generator(methods, uses, setup, reached, held) if held else None
+    found: _Generator | None = None
+    if built:
+        reached = _reached_methods(uses, entries)
+        # Methods that may set a generator again after the copy: any the worker calls, and
+        # any other than set-up (a `worker_init_fn` or the training script may call it).
+        later = set(reached) | (set(uses.names) - set(setup))
+        for attribute, (call, scope) in built.items():
+            if any(attribute in uses[n].reseeded for n in later):
+                continue
+            draw = next((n for n in reached if attribute in uses[n].reads), None)
+            if draw is not None:
+                found = _Generator(attribute, call, scope, draw)
+                break
+    if found is None and held is not None:
+        found = _held_generator(methods, uses, setup, entries, held)
+    if found is None or any(uses[n].per_worker for n in uses.names):
+        return None
+    return found
+
+
+class _Uses:
+    """Each method's `_SelfUses`, read the first time it is asked for."""
+
+    def __init__(self, methods: dict[str, Scope]) -> None:
+        self.nodes = {n: s.node for n, s in methods.items() if isinstance(s.node, cst.FunctionDef)}
+        self.names = list(self.nodes)
+        self._read: dict[str, _SelfUses] = {}
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.nodes
+
+    def __getitem__(self, name: str) -> _SelfUses:
+        uses = self._read.get(name)
+        if uses is None:
+            uses = self._read[name] = _SelfUses.of(self.nodes[name])
+        return uses
 
 
 # What a worker calls on an object the dataset holds (a transform, an augmentation pipeline).
@@ -286,28 +326,31 @@ _HELD_ENTRIES = ("__call__", "forward", "apply")
 
 def _held_generator(
     methods: dict[str, Scope],
-    uses: dict[str, _SelfUses],
+    uses: _Uses,
     setup: list[str],
-    reached: list[str],
+    entries: tuple[str, ...],
     held: _Held,
 ) -> _Generator | None:
     """A generator that an object the dataset holds builds and draws from when the worker
     calls it (`self.transform(image)`, the transform's `self.rng`)."""
+    reached: list[str] | None = None
     for name in setup:
         for attribute, value in uses[name].assigned:
-            draw = next((n for n in reached if attribute in uses[n].reads), None)
-            if draw is None:
-                continue
             found = held.built_by(value, methods[name])
             if found is None:
                 continue
             inner = _shared_generator(found[1], _HELD_ENTRIES, None)
-            if inner is not None:
+            if inner is None:
+                continue
+            if reached is None:
+                reached = _reached_methods(uses, entries)
+            draw = next((n for n in reached if attribute in uses[n].reads), None)
+            if draw is not None:
                 return _Generator(f"{attribute}.{inner.attribute}", inner.call, inner.scope, draw)
     return None
 
 
-def _reached_methods(uses: dict[str, _SelfUses], entries: tuple[str, ...]) -> list[str]:
+def _reached_methods(uses: _Uses, entries: tuple[str, ...]) -> list[str]:
     """The entry methods and the methods they call on `self`, in that order."""
     order = [name for name in entries if name in uses]
     seen = set(order)
