@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
@@ -347,8 +347,15 @@ class ConstructedObject:
     branches: tuple[Branch, ...] = ()
 
 
-def exclusive(a: ConstructedObject, b: ConstructedObject) -> bool:
-    """Whether `a` and `b` are built on different sides of one `if` (never both on a path)."""
+class Placed(Protocol):
+    """Anything that records the `if` branches around it (a construction, a call site)."""
+
+    @property
+    def branches(self) -> tuple[Branch, ...]: ...
+
+
+def exclusive(a: Placed, b: Placed) -> bool:
+    """Whether `a` and `b` are on different sides of one `if` (never both on a path)."""
     return any(x.node is y.node and x.branch != y.branch for x in a.branches for y in b.branches)
 
 

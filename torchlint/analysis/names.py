@@ -321,8 +321,12 @@ class ImportTable:
         if type(root) is not _NAME or root.value not in self.aliases:
             return None
         text = dotted(node)
-        if text is None:
-            return None
+        return self.qualify_text(text) if text is not None else None
+
+    def qualify_text(self, text: str) -> str | None:
+        """`nn.Module` -> `torch.nn.Module` for a dotted name as written (a class's bases)."""
         head, _, rest = text.partition(".")
-        target = self.aliases[head]
+        target = self.aliases.get(head)
+        if target is None:
+            return None
         return f"{target}.{rest}" if rest else target

@@ -230,7 +230,7 @@ def _local_methods(ctx: RuleContext, name: str, depth: int) -> dict[str, Scope]:
         if base in ctx.facts.classes:
             inherited = _local_methods(ctx, base, depth + 1)
         else:
-            qual = _qualify_text(ctx.facts.imports, base)
+            qual = ctx.facts.imports.qualify_text(base)
             found = _project_methods(ctx, qual) if qual is not None else None
             inherited = found[1] if found is not None else {}
         for method, scope in inherited.items():
@@ -254,14 +254,6 @@ def _project_methods(ctx: RuleContext, qual: str) -> tuple[str, dict[str, Scope]
         if scope is not None:
             methods[method] = scope
     return qual.rsplit(".", 1)[-1], methods
-
-
-def _qualify_text(imports: ImportTable, text: str) -> str | None:
-    head, _, rest = text.partition(".")
-    target = imports.aliases.get(head)
-    if target is None:
-        return None
-    return f"{target}.{rest}" if rest else target
 
 
 def _shared_generator(
@@ -430,7 +422,7 @@ class _SelfUses(cst.CSTVisitor):
     def of(cls, function: cst.FunctionDef) -> _SelfUses:
         params = function.params.params
         uses = cls(params[0].name.value if params else "self")
-        for statement in _body(function):
+        for statement in function.body.body:
             statement.visit(uses)
         return uses
 
@@ -501,7 +493,3 @@ class _SelfUses(cst.CSTVisitor):
             self.reseeded.add(attribute)
         if isinstance(func.value, cst.Name) and func.value.value == self.self_name:
             self.calls.add(func.attr.value)
-
-
-def _body(function: cst.FunctionDef) -> list[cst.CSTNode]:
-    return list(function.body.body)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from torchlint.analysis.model import ConstructedObject
+from torchlint.analysis.model import ConstructedObject, exclusive
 from torchlint.analysis.names import dotted
 from torchlint.analysis.sites import CallSite, Sites
+from torchlint.analysis.value import names_in
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -56,7 +57,7 @@ class OptimizerOverReplacedModule(Rule):
             later = [s for s in sites.calls[start + 1 :] if s.function is built.function]
             for index, site in enumerate(later):
                 replaced = _replaced(ctx, site, owners, instances)
-                if replaced is None or _exclusive(site, built):
+                if replaced is None or exclusive(site, built):
                     continue
                 use = _still_used(later[index + 1 :], optimizer, ctx)
                 if use is None:
@@ -150,23 +151,7 @@ def _builds_new_module(ctx: RuleContext, call: cst.Call, owner: str, instances: 
 
 def _mentions(call: cst.Call, owner: str) -> bool:
     root = owner.split(".", 1)[0]
-
-    class _Finder(cst.CSTVisitor):
-        found = False
-
-        def visit_Name(self, node: cst.Name) -> None:
-            if node.value == root:
-                self.found = True
-
-    finder = _Finder()
-    for arg in call.args:
-        arg.value.visit(finder)
-    return finder.found
-
-
-def _exclusive(a: CallSite, b: CallSite) -> bool:
-    """On two sides of one `if`: never both on a path."""
-    return any(x.node is y.node and x.branch != y.branch for x in a.branches for y in b.branches)
+    return any(root in names_in(arg.value) for arg in call.args)
 
 
 def _still_used(
