@@ -12,3 +12,9 @@ def growth(rate, t):
 
 def log_partition(scores, dim=-1):
     return th.log(th.sum(th.exp(scores), dim=dim, keepdim=True))  # expect: TL507
+
+
+def total_frames(log_durations):
+    # rounded, but not the value of the difference: `widths` keeps the cancelled digits
+    widths = th.exp(log_durations) - 1  # expect: TL507
+    return widths, th.round(log_durations)

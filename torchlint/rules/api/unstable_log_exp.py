@@ -6,6 +6,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.facts import ApiUse
+from torchlint.analysis.positions import Anchor
 from torchlint.diagnostics import Severity
 from torchlint.rules.api.calls import is_one, keywords, positional, starred
 from torchlint.rules.base import Rule, RuleContext
@@ -45,7 +46,7 @@ class UnstableLogExp(Rule):
             return
         if type(value) is cst.BinaryOperation and type(value.operator) is cst.Add:
             x = value.right if is_one(value.left) else value.left if is_one(value.right) else None
-            if x is None or self._integer_valued(ctx, x):
+            if x is None or self._integer_valued(ctx, x) or _count_like(ctx, x):
                 return  # `log(1 + floor(n / m))`: `x` is 0 or at least 1, nothing is lost
             if _absolute(ctx, x):
                 return  # `sign(x) * log(1 + |x|)`: a symmetric log compressing magnitudes
@@ -125,6 +126,8 @@ class UnstableLogExp(Rule):
         difference = _subtraction_of(anchor.node, call)
         if difference is None or not is_one(difference.right):
             return
+        if _rounded(ctx, anchor, difference):
+            return  # `round(exp(log_d) - 1)`: a whole number of frames, digits below 1 unused
         torch, edits = torch_name(ctx)
         edits.append(ctx.replace(difference, f"{torch}.expm1({ctx.text(x)})"))
         ctx.report(
@@ -233,3 +236,113 @@ def _absolute(ctx: RuleContext, x: cst.BaseExpression) -> bool:
     return qual in ("torch.abs", "torch.absolute") or (
         type(x.func) is cst.Name and x.func.value == "abs"
     )
+
+
+_FLOATS = {"torch.float", "torch.float32", "torch.float64", "torch.double"}
+_FROM_DATA = {"torch.tensor", "torch.as_tensor"}
+
+
+def _count_like(ctx: RuleContext, x: cst.BaseExpression) -> bool:
+    """`x` in `log(1 + x)` holds a total or whole numbers, which are 0 or not small: a sum
+    (`torch.sum(attn, -1)`, `x.sum()`), or data converted to floating point right there
+    (`counts.type(torch.float)`, `torch.tensor(counts, dtype=torch.float)`): the log
+    compresses a magnitude and `1 + x` loses nothing that matters."""
+    if type(x) is not cst.Call:
+        return False
+    qual = ctx.facts.imports.qualify(x.func) or ""
+    method = _method(x)
+    if qual == "torch.sum" or method == "sum":
+        return True
+    if method in ("float", "double") and not x.args:
+        return True
+    if method in ("type", "to"):
+        return any(_is_float_dtype(ctx, a.value) for a in x.args)
+    if qual in _FROM_DATA:
+        return any(
+            a.keyword is not None and a.keyword.value == "dtype" and _is_float_dtype(ctx, a.value)
+            for a in x.args
+        )
+    return False
+
+
+def _is_float_dtype(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    return (ctx.facts.imports.qualify(value) or "") in _FLOATS
+
+
+def _is_rounding(ctx: RuleContext, call: cst.Call) -> bool:
+    if (ctx.facts.imports.qualify(call.func) or "") in _ROUNDING:
+        return True
+    return _method(call) in _ROUNDING_METHODS
+
+
+def _rounded(ctx: RuleContext, anchor: Anchor, difference: cst.BinaryOperation) -> bool:
+    """The value of `exp(x) - 1` is rounded to a whole number: in its own statement
+    (`torch.round(torch.exp(d) - 1)`), or through the name the statement assigns it to
+    (`w = (torch.exp(d) - 1) * mask` then `torch.ceil(w)` later in the same function)."""
+    statement = anchor.node
+    if any(type(n) is cst.Call and _is_rounding(ctx, n) for n in _ancestors(statement, difference)):
+        return True
+    target = _assigned_name(statement)
+    if target is None:
+        return False
+    body = _enclosing_function(ctx, anchor) or statement
+    after = False
+    for node in _in_order(body):
+        if node is statement:
+            after = True
+        elif after and type(node) is cst.Call and _is_rounding(ctx, node):
+            operands = [a.value for a in node.args]
+            if type(node.func) is cst.Attribute:
+                operands.append(node.func.value)
+            if any(type(v) is cst.Name and v.value == target for v in operands):
+                return True
+    return False
+
+
+def _assigned_name(statement: cst.CSTNode) -> str | None:
+    """`name` for the anchor (a small statement) `name = ...` or `name: T = ...`."""
+    if type(statement) is cst.Assign and len(statement.targets) == 1:
+        target = statement.targets[0].target
+    elif type(statement) is cst.AnnAssign:
+        target = statement.target
+    else:
+        return None
+    return target.value if type(target) is cst.Name else None
+
+
+def _ancestors(root: cst.CSTNode, node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes from `root` down to `node`'s parent, or [] when `node` is not under `root`."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current is node:
+            path: list[cst.CSTNode] = []
+            while id(current) in parents:
+                current = parents[id(current)]
+                path.append(current)
+            return path[::-1]
+        for child in current.children:
+            parents[id(child)] = current
+            stack.append(child)
+    return []
+
+
+def _enclosing_function(ctx: RuleContext, anchor: Anchor) -> cst.FunctionDef | None:
+    """The innermost function around the anchor's statement, found in its top-level block."""
+    body = ctx.facts.parsed.module.body
+    if not 0 <= anchor.top < len(body):
+        return None
+    functions = [n for n in _ancestors(body[anchor.top], anchor.node) if type(n) is cst.FunctionDef]
+    return functions[-1] if functions else None
+
+
+def _in_order(root: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every node under `root` in source order."""
+    out: list[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(node.children))
+    return out
