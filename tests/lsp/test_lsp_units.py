@@ -246,6 +246,23 @@ def test_a_failing_incremental_parser_falls_back(tmp_path: Path) -> None:
     server.executor.shutdown()
 
 
+def test_every_method_the_parts_call_of_each_other_is_defined_by_a_part() -> None:
+    """`ServerCore` declares what one part of the server calls of another (raising
+    NotImplementedError); the joined server takes each from the part that defines it."""
+    from torchlint.lsp.server_core import ServerCore
+
+    declared = [
+        name
+        for name, value in vars(ServerCore).items()
+        if callable(value) and "NotImplementedError" in (value.__code__.co_names or ())
+    ]
+    assert "schedule" in declared and "notebook_of_cell" in declared
+    for name in declared:
+        defined = getattr(TorchlintServer, name)
+        assert defined is not vars(ServerCore)[name], name
+        assert defined.__module__.startswith("torchlint.lsp.server_"), name
+
+
 def test_lenses_kept_while_the_loop_block_does_not_parse() -> None:
     from torchlint.analysis.source import parse_source
     from torchlint.engine import analyze_source

@@ -1,4 +1,5 @@
-"""What the server keeps per open document, and the parser each one uses."""
+"""What the server keeps per open document, the parser each one uses, and what its analysis
+hands back."""
 
 from __future__ import annotations
 
@@ -77,6 +78,17 @@ class Published:
 
     version: int | None
     diagnostics: list[types.Diagnostic]
+
+
+@dataclass
+class LintOutcome:
+    """What a worker thread hands back to the event loop."""
+
+    diagnostics: list[types.Diagnostic]
+    logs: list[tuple[types.MessageType, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # shown to the user, once each
+    dependencies: dict[Path, str] = field(default_factory=dict)  # other project files read
+    lenses: LensTargets = field(default_factory=LensTargets)  # where the code lenses go
 
 
 @dataclass

@@ -29,9 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
-import shutil
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -40,12 +38,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
-from pygls.uris import to_fs_path, uri_scheme
+from pygls.uris import to_fs_path
 
-from torchlint.diagnostics import Location
 from torchlint.lsp.commands import RUNTIME_TITLES
 from torchlint.lsp.findings import (
     RUNTIME_SOURCE,
@@ -58,14 +55,21 @@ from torchlint.lsp.findings import (
     zero_grad_actions,
 )
 from torchlint.lsp.lenses import GRADS, OVERFIT, PROFILE
-from torchlint.lsp.notebooks import NotebookState
+from torchlint.lsp.runtime_host import RuntimeHost
+from torchlint.lsp.runtime_notebooks import ExportedNotebook, export_notebook
+from torchlint.lsp.runtime_progress import RunProgress
+from torchlint.lsp.runtime_requests import (
+    SUMMARY_CHARACTERS,
+    differs_from_disk,
+    internal_error_envelope,
+    message_type,
+    one_line,
+    parse_arguments,
+    refusal,
+    script_of,
+)
 from torchlint.lsp.settings import RuntimeSettings, innermost_folder
-from torchlint.notebook import Notebook, build_cells, locate
 from torchlint.runtime.launcher import RunRequest, run_check
-from torchlint.runtime.results import envelope, error_info
-
-if TYPE_CHECKING:
-    from torchlint.lsp.server import TorchlintServer
 
 SOURCE = RUNTIME_SOURCE
 
@@ -83,85 +87,6 @@ PROGRESS_CREATE_TIMEOUT_SECONDS = 10.0
 SETTINGS_WAIT_SECONDS = 15.0
 #: how long the server's shutdown waits for running children to be stopped
 SHUTDOWN_WAIT_SECONDS = 3.0
-SUMMARY_CHARACTERS = 200
-
-
-def refusal(
-    command: str, uri: str | None, line: int | None, reason: str, message: str
-) -> dict[str, Any]:
-    """The answer of a runtime command that did not start a run."""
-    return {
-        "status": "refused",
-        "reason": reason,
-        "command": command,
-        "uri": uri,
-        "line": line,
-        "message": message,
-    }
-
-
-def parse_arguments(arguments: Sequence[Any]) -> tuple[str, int | None] | None:
-    """`[uri, line]` (line 0-based, optional) from the command's arguments; None if malformed."""
-    if not arguments or not isinstance(arguments[0], str) or len(arguments) > 2:
-        return None
-    line = arguments[1] if len(arguments) > 1 else None
-    if line is not None and (isinstance(line, bool) or not isinstance(line, int) or line < 0):
-        return None
-    return arguments[0], line
-
-
-def script_of(uri: str) -> tuple[Path | None, str]:
-    """The file a document URI names and is saved as, or None and why it cannot run."""
-    scheme = uri_scheme(uri)
-    if scheme == "untitled":
-        return None, "it is an untitled document: save it first, the runtime checks run files"
-    if scheme != "file":
-        return None, f"it is not a file on disk ({scheme or 'no'} scheme); only saved files run"
-    path_text = to_fs_path(uri)
-    if not path_text:
-        return None, "it is not a file on disk"
-    path = Path(path_text)
-    if not path.is_file():
-        return None, f"{path} does not exist on disk: save it first"
-    return path, ""
-
-
-def differs_from_disk(path: Path, text: str) -> bool:
-    """Whether the editor's text of `path` is not what the file holds (unsaved changes)."""
-    try:
-        saved = path.read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return True
-    if saved == text:
-        return False
-    return _newlines(saved) != _newlines(text)
-
-
-def _newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def message_type(result: dict[str, Any]) -> types.MessageType:
-    """Info for a passing (or a cancelled) run, Warning for a check that found problems, Error
-    for a run that could not finish."""
-    status = result.get("status")
-    if status == "completed":
-        if result.get("verdict") in ("pass", "healthy"):
-            return types.MessageType.Info
-        return types.MessageType.Warning
-    if cancelled(result):
-        return types.MessageType.Info
-    return types.MessageType.Error
-
-
-def cancelled(result: dict[str, Any]) -> bool:
-    error = result.get("error")
-    return isinstance(error, dict) and error.get("kind") == "cancelled"
-
-
-def one_line(text: Any, limit: int = 400) -> str:
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 @dataclass
@@ -171,55 +96,6 @@ class ActiveRun:
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
     task: asyncio.Task[Any] | None = None  # the command's handler
-
-
-class _Progress:
-    """The run's `$/progress`, driven on the event loop (None token: the client shows none)."""
-
-    def __init__(self, server: TorchlintServer, token: str | None) -> None:
-        self.server = server
-        self.token = token
-        self.done = False
-        self._percentage = -1
-
-    def report(self, message: str, percentage: int | None = None) -> None:
-        if self.token is None or self.done:
-            return
-        self.server.work_done_progress.report(
-            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
-        )
-
-    def event(self, event: dict[str, Any]) -> None:
-        """An event of the launcher (`captured`, `step`, `result`), on the event loop."""
-        if self.token is None or self.done:
-            return
-        kind = event.get("event")
-        if kind == "captured":
-            summary = one_line(event.get("summary") or "", SUMMARY_CHARACTERS)
-            self.report(f"captured {summary}".strip(), max(self._percentage, 0))
-        elif kind == "step":
-            step, total = event.get("step"), event.get("of")
-            if not isinstance(step, int) or not isinstance(total, int) or total <= 0:
-                return
-            # A report when the percentage moves (at most about a hundred per run), and for the
-            # first steps and the last, whatever the step count.
-            percentage = max(0, min(100, (100 * step) // total))
-            if percentage <= self._percentage and step > 2 and step < total:
-                return
-            self._percentage = max(percentage, self._percentage)
-            self.report(f"step {step}/{total}", self._percentage)
-
-    def end(self, message: str) -> None:
-        if self.token is None or self.done:
-            return
-        self.done = True
-        progress = self.server.work_done_progress
-        try:
-            progress.end(self.token, types.WorkDoneProgressEnd(message=message))
-        except Exception:  # the connection is going away: nobody is left to tell
-            pass
-        finally:
-            progress.tokens.pop(self.token, None)  # pygls keeps every token otherwise
 
 
 def _on_cancelled(cancel: threading.Event) -> Callable[[Future[Any]], None]:
@@ -233,7 +109,7 @@ def _on_cancelled(cancel: threading.Event) -> Callable[[Future[Any]], None]:
 class RuntimeRuns:
     """The server's runtime checks: the running ones and the diagnostics they left."""
 
-    def __init__(self, server: TorchlintServer) -> None:
+    def __init__(self, server: RuntimeHost) -> None:
         self.server = server
         self.diagnostics = RuntimeDiagnostics()
         self.active: dict[str, ActiveRun] = {}  # script path key -> its run
@@ -407,7 +283,7 @@ class RuntimeRuns:
         request_future = self._request_future()
         if request_future is not None:
             request_future.add_done_callback(_on_cancelled(run.cancel))
-        progress = _Progress(server, await self._create_progress(run.cancel))
+        progress = RunProgress(server, await self._create_progress(run.cancel))
         if progress.token is not None:
             on_disk = " (as saved on disk)" if unsaved else ""
             server.work_done_progress.begin(
@@ -476,7 +352,7 @@ class RuntimeRuns:
         return token
 
     async def _in_thread(
-        self, run: ActiveRun, request: RunRequest, progress: _Progress
+        self, run: ActiveRun, request: RunRequest, progress: RunProgress
     ) -> dict[str, Any]:
         """`run_check` on a daemon thread, its events and its result handed to the loop."""
         loop = asyncio.get_running_loop()
@@ -610,61 +486,6 @@ class RuntimeRuns:
         self.server.log("\n".join(details), kind)
 
 
-@dataclass
-class ExportedNotebook:
-    """A notebook's code cells written out as one script for a runtime check (the same program
-    the analysis sees: magics replaced, cells in order), with a first line that puts the
-    notebook's folder on `sys.path`, as a kernel started there has it. The script lives in a
-    folder of its own, removed after the run; the notebook's folder is left untouched."""
-
-    script: Path
-    notebook_path: Path
-    notebook: Notebook
-    uris: dict[int, str]  # cell number -> cell URI
-    texts: dict[str, str]  # cell URI -> its text
-
-    def place(self, finding: Finding) -> tuple[str, Finding] | None:
-        """(cell URI, the finding on its line in the cell) for a line of the script."""
-        if finding.key != path_key(self.script) or finding.line < 1:
-            return None
-        number, local = locate(self.notebook, Location(finding.line, 1))  # line 0: the header
-        uri = self.uris.get(number)
-        return (uri, Finding(finding.key, local.row - 1, finding.item)) if uri else None
-
-    def as_notebook(self, result: dict[str, Any]) -> dict[str, Any]:
-        """The envelope naming the notebook, not the script written for it."""
-        shown = dict(result)
-        shown["script"] = str(self.notebook_path)
-        return shown
-
-    def remove(self) -> None:
-        shutil.rmtree(self.script.parent, ignore_errors=True)
-
-
-def export_notebook(server: TorchlintServer, state: NotebookState) -> ExportedNotebook | None:
-    """The script of an open notebook's code cells, or None (no code, or not a file)."""
-    path_text = to_fs_path(state.uri) if uri_scheme(state.uri) == "file" else None
-    document = server.workspace.get_notebook_document(notebook_uri=state.uri)
-    cells = state.code_cells(document)
-    if not path_text or not cells:
-        return None
-    notebook_path = Path(path_text)
-    numbers = state.numbers(document)
-    positions = [numbers.get(cell.uri, 0) for cell in cells]
-    notebook = build_cells([cell.source for cell in cells], positions)
-    folder = Path(tempfile.mkdtemp(prefix="torchlint-notebook-"))
-    script = folder / f"{notebook_path.stem}.py"
-    header = f"import sys; sys.path.insert(0, {str(notebook_path.parent)!r})\n"
-    script.write_text(header + notebook.virtual, encoding="utf-8")
-    return ExportedNotebook(
-        script,
-        notebook_path,
-        notebook,
-        dict(zip(positions, (cell.uri for cell in cells), strict=True)),
-        {cell.uri: cell.source for cell in cells},
-    )
-
-
 def _site(result: dict[str, Any], what: str) -> tuple[str, int] | None:
     """(file key, 0-based line) of a captured object's site in the envelope (`backward`)."""
     captured = result.get("captured")
@@ -690,16 +511,3 @@ def _equivalent_command(request: RunRequest) -> list[str]:
         command += ["--steps", str(request.steps)]
     command += ["--timeout", f"{request.timeout_s:g}"]
     return command
-
-
-def internal_error_envelope(request: RunRequest, details: str) -> dict[str, Any]:
-    """The envelope of a run the launcher itself failed on (a bug, not the script's doing)."""
-    last = details.strip().splitlines()[-1] if details.strip() else "no details"
-    message = f"{request.check}: internal error of the launcher: {one_line(last)}"
-    result = envelope(request.check, "error", None, message, None, {})
-    result.update(
-        script=str(request.script),
-        argv=list(request.args),
-        error=error_info("internal", details),
-    )
-    return result
