@@ -9,7 +9,6 @@ from torchlint.analysis.model import Kind
 from torchlint.analysis.names import last_segment
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
-from torchlint.rules.speed.host_only import host_only
 
 _DESCRIPTIONS = {
     "item": "copies a value to the host",
@@ -82,8 +81,6 @@ class ItemInHotLoop(Rule):
                 continue  # RL: acting in the environment needs host values on every step
             for e in model.events:
                 if e.kind is Kind.HOST_SYNC and self._fires(e):
-                    if host_only(ctx):
-                        return  # no device in the file or around it: nothing to wait for
                     ctx.report(
                         e.event.node,
                         f"`{ctx.text(e.event.node)}`{ctx.where(e)} "
