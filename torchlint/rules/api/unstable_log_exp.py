@@ -89,11 +89,7 @@ class UnstableLogExp(Rule):
     def _integer_valued(self, ctx: RuleContext, x: cst.BaseExpression) -> bool:
         if type(x) is not cst.Call:
             return type(x) is cst.Integer
-        qual = ctx.facts.imports.qualify(x.func) or ""
-        if qual in _ROUNDING:
-            return True
-        method = x.func.attr.value if type(x.func) is cst.Attribute else ""
-        return method in _ROUNDING_METHODS
+        return _is_rounding(ctx, x)
 
     def _exp_argument(self, ctx: RuleContext, x: cst.BaseExpression) -> cst.BaseExpression | None:
         if type(x) is cst.Call and ctx.facts.imports.qualify(x.func) == "torch.exp":
@@ -123,10 +119,16 @@ class UnstableLogExp(Rule):
         anchor = ctx.facts.anchors.get(id(call))
         if x is None or anchor is None:
             return
-        difference = _subtraction_of(anchor.node, call)
-        if difference is None or not is_one(difference.right):
+        path = _ancestors(anchor.node, call)  # the statement down to the call's parent
+        difference = path[-1] if path else None
+        if (
+            type(difference) is not cst.BinaryOperation
+            or difference.left is not call
+            or type(difference.operator) is not cst.Subtract
+            or not is_one(difference.right)
+        ):
             return
-        if _rounded(ctx, anchor, difference):
+        if _rounded(ctx, anchor, path[:-1]):
             return  # `round(exp(log_d) - 1)`: a whole number of frames, digits below 1 unused
         torch, edits = torch_name(ctx)
         edits.append(ctx.replace(difference, f"{torch}.expm1({ctx.text(x)})"))
@@ -201,19 +203,6 @@ def _arguments(ctx: RuleContext, dims: _Dims) -> str:
     return ", ".join(f"{key}={ctx.text(v)}" if key else ctx.text(v) for key, v in dims)
 
 
-def _subtraction_of(root: cst.CSTNode, call: cst.Call) -> cst.BinaryOperation | None:
-    """The `call - <right>` that has `call` as its left operand, found in the statement."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.BinaryOperation and node.left is call:
-            return node if type(node.operator) is cst.Subtract else None
-        if node is call:
-            continue
-        stack.extend(node.children)
-    return None
-
-
 def _non_positive(ctx: RuleContext, y: cst.BaseExpression) -> bool:
     """`-x.abs()`, `-torch.abs(x)`: `exp` of it is at most 1, so `log1p` is the stable form."""
     if type(y) is not cst.UnaryOperation or type(y.operator) is not cst.Minus:
@@ -275,12 +264,13 @@ def _is_rounding(ctx: RuleContext, call: cst.Call) -> bool:
     return _method(call) in _ROUNDING_METHODS
 
 
-def _rounded(ctx: RuleContext, anchor: Anchor, difference: cst.BinaryOperation) -> bool:
-    """The value of `exp(x) - 1` is rounded to a whole number: in its own statement
-    (`torch.round(torch.exp(d) - 1)`), or through the name the statement assigns it to
-    (`w = (torch.exp(d) - 1) * mask` then `torch.ceil(w)` later in the same function)."""
+def _rounded(ctx: RuleContext, anchor: Anchor, around: list[cst.CSTNode]) -> bool:
+    """The value of `exp(x) - 1` (inside `around`, the nodes of its statement that hold it) is
+    rounded to a whole number: in its own statement (`torch.round(torch.exp(d) - 1)`), or
+    through the name the statement assigns it to (`w = (torch.exp(d) - 1) * mask` then
+    `torch.ceil(w)` later in the same function)."""
     statement = anchor.node
-    if any(type(n) is cst.Call and _is_rounding(ctx, n) for n in _ancestors(statement, difference)):
+    if any(type(n) is cst.Call and _is_rounding(ctx, n) for n in around):
         return True
     target = _assigned_name(statement)
     if target is None:
