@@ -18,3 +18,9 @@ def total_frames(log_durations):
     # rounded, but not the value of the difference: `widths` keeps the cancelled digits
     widths = th.exp(log_durations) - 1  # expect: TL507
     return widths, th.round(log_durations)
+
+
+def growth_per_element(log_rates):
+    # the size of the result is a whole number, its values are not
+    increase = th.exp(log_rates) - 1  # expect: TL507
+    return increase / increase.numel()

@@ -12,8 +12,11 @@ from torchlint.rules.api.calls import is_one, keywords, positional, starred
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.edits import parenthesized, torch_name
 
-_ROUNDING = {"torch.floor", "torch.ceil", "torch.round", "torch.trunc", "torch.numel"}
-_ROUNDING_METHODS = {"floor", "ceil", "round", "trunc", "long", "int", "numel", "size"}
+# Calls that round a value to a whole number, and those whose result is one (a count).
+_ROUNDING = {"torch.floor", "torch.ceil", "torch.round", "torch.trunc"}
+_ROUNDING_METHODS = {"floor", "ceil", "round", "trunc", "long", "int"}
+_COUNTS = {"torch.numel"}
+_COUNT_METHODS = {"numel", "size"}
 
 
 class UnstableLogExp(Rule):
@@ -89,7 +92,8 @@ class UnstableLogExp(Rule):
     def _integer_valued(self, ctx: RuleContext, x: cst.BaseExpression) -> bool:
         if type(x) is not cst.Call:
             return type(x) is cst.Integer
-        return _is_rounding(ctx, x)
+        qual = ctx.facts.imports.qualify(x.func) or ""
+        return _is_rounding(ctx, x) or qual in _COUNTS or _method(x) in _COUNT_METHODS
 
     def _exp_argument(self, ctx: RuleContext, x: cst.BaseExpression) -> cst.BaseExpression | None:
         if type(x) is cst.Call and ctx.facts.imports.qualify(x.func) == "torch.exp":
