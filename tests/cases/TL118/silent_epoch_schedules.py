@@ -24,3 +24,15 @@ for epoch in range(epochs):
     by_epoch.step()
     steps.step()
     plateau.step(loss.item())
+
+# A budget in iterations divided by the loader's length is a number of epochs: the schedule
+# below is sized in epochs and stepped per epoch.
+max_iterations = 5000
+num_epochs = max_iterations // len(loader)
+warm = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=num_epochs)
+for epoch in range(num_epochs):
+    for x, y in loader:
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    warm.step()

@@ -95,6 +95,8 @@ def _construction(ctx: RuleContext, sched: IterEvent) -> ConstructedObject | Non
 _LENGTHS = ("steps_per_epoch", "total_steps", "num_training_steps", "total_iters", "T_max")
 _NOT_LENGTHS = ("optimizer", "last_epoch")
 # What a length is computed with: `len(loader) * epochs // accumulation`, `math.ceil(...)`.
+# A length that divides counts epochs, not steps: `max_iters // len(loader)`.
+_DIVISIONS = (cst.Divide, cst.FloorDivide)
 _NUMERIC_CALLS = ("len", "int", "round", "min", "max", "math.ceil", "math.floor", "ceil", "floor")
 
 
@@ -129,9 +131,10 @@ def _sized_in_steps(ctx: RuleContext, built: ConstructedObject) -> str | None:
 def _length_origin(
     ctx: RuleContext, value: cst.BaseExpression, where: cst.FunctionDef | None, hops: int
 ) -> cst.BaseExpression | str | None:
-    """`value` itself when its arithmetic takes a `len(...)`; else `name = ...` for the
-    assignment, of a name it reads, that does (following names `hops` deep); else None. Only
-    arithmetic is followed: a length passed into a constructor sizes something else."""
+    """`value` itself when its arithmetic takes a `len(...)` other than as a divisor; else
+    `name = ...` for the assignment, of a name it reads, that does (following names `hops`
+    deep); else None. Only arithmetic is followed: a length passed into a constructor sizes
+    something else."""
     stack: list[cst.CSTNode] = [value]
     while stack:
         node = stack.pop()
@@ -150,7 +153,9 @@ def _length_origin(
                 if found is not None:
                     return found
         elif kind is cst.BinaryOperation:
-            stack.extend((node.left, node.right))  # type: ignore[attr-defined]
+            stack.append(node.left)  # type: ignore[attr-defined]
+            if not isinstance(node.operator, _DIVISIONS):  # type: ignore[attr-defined]
+                stack.append(node.right)  # type: ignore[attr-defined]
         elif kind is cst.UnaryOperation:
             stack.append(node.expression)  # type: ignore[attr-defined]
     return None
