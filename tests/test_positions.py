@@ -45,6 +45,26 @@ TRICKY = {
     "tabs": "def f():\n\tfor x in y:\n\t\tif x:\n\t\t\tz = x.item()\n",
     "no_trailing_newline": "for x in y:\n    x.item()",
     "match": "match cmd:\n    case 1:\n        a.item()\n    case _:\n        b.cpu()\n",
+    "comments_above_statements": """\
+        # a comment above the class
+        class Trainer:  # café
+            # above a decorated method
+            @torch.no_grad()
+
+            async def evaluate(self, loader):
+                # above a loop
+                for x in loader:
+
+                    # above an if, after a blank line
+                    if x:
+                        pass
+                    elif y:  # ü
+                        while z:
+                            z -= 1
+                    else:
+                        with ctx:
+                            pass
+        """,
     "try": "try:\n    a.item()\nexcept E as e:\n    b.item()\nelse:\n    c()\nfinally:\n    d()\n",
 }
 
@@ -77,6 +97,8 @@ def _check(parsed: ParsedSource) -> int:
             assert partial.row(node) == keyword_row
         else:
             assert partial.row(node) == full.span(node).start.row
+    for node in compound:  # whole statements, from code generated for the statement alone
+        assert partial.span(node) == full.span(node), full.text(node)
     return partial.full_passes
 
 

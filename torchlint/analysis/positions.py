@@ -11,7 +11,9 @@ on every token of the file (about three parses' worth of work). We do much less:
    `ast` parses only the top-level block asked about (the language server's scanner finds where
    the blocks start), and the whole module when the scan and libcst disagree on the blocks.
 3. We generate code for the anchor alone, counting characters, and check that the generated text
-   is really at that place in the source before trusting it.
+   is really at that place in the source before trusting it. A compound statement (a loop, a
+   function whose text a rule reads) is an anchor too: `ast` gives its keyword's row, and the
+   block's indentation its column.
 
 Any doubt (an alignment mismatch, a syntax `ast` cannot parse) falls back to one counting pass of
 code generation over the whole module, which is always correct.
@@ -180,19 +182,31 @@ class PositionIndex:
             return False  # generated already, yet the node was not inside: fall back
         self._done.add(key)
         aligner = self._align(anchor.top)
-        start = aligner.starts.get(key) if aligner is not None else None
-        if start is None:
+        if aligner is None:
+            return False
+        known = aligner.starts.get(key)
+        row = aligner.rows.get(key) if known is None else None
+        if known is None and row is None:
             return False
         state = _OffsetCodegenState(self._module, anchor.indents)
         anchor.node._codegen(state)
         code = "".join(state.tokens)
         text = self._parsed.text
-        if not text.startswith(code, start):
-            # `ast` places some nodes inside their parentheses, or after leading whitespace.
-            found = text.find(code, max(0, start - 64), start + len(code) + 64)
-            if found < 0:
+        if known is not None:
+            start = known
+            if not text.startswith(code, start):
+                # `ast` places some nodes inside their parentheses, or after leading whitespace.
+                start = text.find(code, max(0, start - 64), start + len(code) + 64)
+                if start < 0:
+                    return False
+        else:
+            # A compound statement: `ast` gives the row of its keyword, which stands at the
+            # block's indentation; the code generated for it starts earlier, with the comment
+            # lines and decorators above that keyword.
+            keyword = self._parsed.lines.starts[(row or 1) - 1] + sum(map(len, anchor.indents))
+            start = keyword - state.ranges[key][0]
+            if start < 0 or not text.startswith(code, start):
                 return False
-            start = found
         for node_id, (begin, end) in state.ranges.items():
             self._ranges.setdefault(node_id, (begin + start, end + start))
         return True

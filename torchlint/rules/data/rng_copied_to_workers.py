@@ -58,6 +58,7 @@ class RngCopiedToWorkers(Rule):
         if "DataLoader" not in ctx.facts.parsed.text:
             return
         scopes = {id(scope.node): scope for scope in ctx.facts.scopes}
+        read: dict[int, _SelfUses] = {}  # each method read once per file, for every loader
         for site in ctx.facts.sites.calls:
             qual = ctx.facts.imports.qualify(site.call.func)
             if qual is None or constructor_role(qual) != "dataloader":
@@ -75,7 +76,7 @@ class RngCopiedToWorkers(Rule):
             name, methods, construction = dataset
             if not _may_build_generators(ctx, methods):
                 continue
-            found = _shared_generator(methods, _ENTRY_METHODS, _Held(ctx, construction))
+            found = _shared_generator(methods, _ENTRY_METHODS, _Held(ctx, construction), read)
             if found is None:
                 continue
             targets = ctx.facts.sites.targets.get(id(site.call))
@@ -257,7 +258,10 @@ def _project_methods(ctx: RuleContext, qual: str) -> tuple[str, dict[str, Scope]
 
 
 def _shared_generator(
-    methods: dict[str, Scope], entries: tuple[str, ...], held: _Held | None
+    methods: dict[str, Scope],
+    entries: tuple[str, ...],
+    held: _Held | None,
+    read: dict[int, _SelfUses],
 ) -> _Generator | None:
     """A generator `__init__` stores on the object that a worker's entry method (or a method
     it calls) draws from, which no other method seeds or builds again, in a class that does
@@ -266,7 +270,7 @@ def _shared_generator(
     init = methods.get("__init__")
     if init is None or not isinstance(init.node, cst.FunctionDef):
         return None
-    uses = _Uses(methods)
+    uses = _Uses(methods, read)
     # What `__init__` builds, itself or through the methods it calls (`self.seed(seed)` ->
     # `self.setup_rngs()`): those run once, in the main process.
     setup = _reached_methods(uses, tuple(n for n in methods if n.startswith("__init__")))
@@ -288,27 +292,29 @@ def _shared_generator(
                 found = _Generator(attribute, call, scope, draw)
                 break
     if found is None and held is not None:
-        found = _held_generator(methods, uses, setup, entries, held)
+        found = _held_generator(methods, uses, setup, entries, held, read)
     if found is None or any(uses[n].per_worker for n in uses.names):
         return None
     return found
 
 
 class _Uses:
-    """Each method's `_SelfUses`, read the first time it is asked for."""
+    """Each method's `_SelfUses`, read the first time any loader's search asks for it (`read`,
+    by the method's node, lives as long as the file's check)."""
 
-    def __init__(self, methods: dict[str, Scope]) -> None:
+    def __init__(self, methods: dict[str, Scope], read: dict[int, _SelfUses]) -> None:
         self.nodes = {n: s.node for n, s in methods.items() if isinstance(s.node, cst.FunctionDef)}
         self.names = list(self.nodes)
-        self._read: dict[str, _SelfUses] = {}
+        self._read = read
 
     def __contains__(self, name: str) -> bool:
         return name in self.nodes
 
     def __getitem__(self, name: str) -> _SelfUses:
-        uses = self._read.get(name)
+        node = self.nodes[name]
+        uses = self._read.get(id(node))
         if uses is None:
-            uses = self._read[name] = _SelfUses.of(self.nodes[name])
+            uses = self._read[id(node)] = _SelfUses.of(node)
         return uses
 
 
@@ -322,6 +328,7 @@ def _held_generator(
     setup: list[str],
     entries: tuple[str, ...],
     held: _Held,
+    read: dict[int, _SelfUses],
 ) -> _Generator | None:
     """A generator that an object the dataset holds builds and draws from when the worker
     calls it (`self.transform(image)`, the transform's `self.rng`)."""
@@ -331,7 +338,7 @@ def _held_generator(
             found = held.built_by(value, methods[name])
             if found is None:
                 continue
-            inner = _shared_generator(found[1], _HELD_ENTRIES, None)
+            inner = _shared_generator(found[1], _HELD_ENTRIES, None, read)
             if inner is None:
                 continue
             if reached is None:

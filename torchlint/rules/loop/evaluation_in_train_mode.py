@@ -37,7 +37,7 @@ class EvaluationInTrainMode(Rule):
 
     def check(self, ctx: RuleContext) -> None:
         for model in ctx.loops.all:
-            if model.loop.runner or not _evaluates(ctx, model):
+            if model.loop.runner or not _evaluates(model):
                 continue
             if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
                 continue
@@ -48,7 +48,7 @@ class EvaluationInTrainMode(Rule):
                 if target is None or not grad_disabled(context(model, forward)):
                     continue
                 switch = _train_switch_before(model, forward)
-                if switch is None:
+                if switch is None or _on_purpose(ctx, model):
                     continue
                 ctx.report(
                     switch.event.node,
@@ -62,20 +62,22 @@ class EvaluationInTrainMode(Rule):
                 break
 
 
-def _evaluates(ctx: RuleContext, model: LoopModel) -> bool:
-    """The loop reads evaluation data or sits in an evaluation function, and nothing around
-    it says that train mode without gradients is meant (batch-norm recalibration, MC
-    dropout)."""
+def _evaluates(model: LoopModel) -> bool:
+    """The loop reads evaluation data or sits in an evaluation function."""
     loop = model.loop
-    function = loop.scope
     names = [loop.iter_text, *loop.sources]
-    if not function.is_module:
-        names.append(function.name)
-    if not any(_EVALUATION.search(name) for name in names):
-        return False
-    if _ON_PURPOSE.search(ctx.text(loop.node)):
-        return False
-    return function.is_module or not _ON_PURPOSE.search(function.name)
+    if not loop.scope.is_module:
+        names.append(loop.scope.name)
+    return any(_EVALUATION.search(name) for name in names)
+
+
+def _on_purpose(ctx: RuleContext, model: LoopModel) -> bool:
+    """Something around the loop says that train mode without gradients is meant (batch-norm
+    recalibration, MC dropout). Asked last: the loop's text is generated for it."""
+    function = model.loop.scope
+    if not function.is_module and _ON_PURPOSE.search(function.name):
+        return True
+    return _ON_PURPOSE.search(ctx.text(model.loop.node)) is not None
 
 
 def _train_switch_before(model: LoopModel, forward: IterEvent) -> IterEvent | None:
