@@ -4,6 +4,7 @@ receivers renamed into the loop's own terms through the arguments of each call."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -457,7 +458,7 @@ def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
             current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)
         )
         if not nested and not isinstance(current, cst.BaseExpression):
-            stack.extend(current.children)
+            stack.extend(_statement_parts(current))
     aliases = {}
     for name, values in assigned.items():
         if len(values) != 1 or values[0] is None or type(values[0]) is not cst.Attribute:
@@ -466,6 +467,24 @@ def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
         if text is not None and text.startswith("self.") and name != "self":
             aliases[name] = text
     return aliases
+
+
+# The fields through which statements hold statements (suites, clauses, handlers, cases) and
+# a `with` its items: what binds a name is never deeper than these.
+_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases", "items")
+
+
+def _statement_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements, clauses and `with` items directly inside `node` (no expression: a
+    node's `children`, which libcst builds by visiting every field, costs far more)."""
+    parts: list[cst.CSTNode] = []
+    for name in _STATEMENT_FIELDS:
+        part = getattr(node, name, None)
+        if isinstance(part, cst.CSTNode):
+            parts.append(part)
+        elif isinstance(part, Sequence):
+            parts.extend(part)
+    return parts
 
 
 def _target_names(node: cst.BaseExpression) -> list[str]:
