@@ -60,7 +60,7 @@ from torchlint.analysis.value import (
 )
 
 if TYPE_CHECKING:
-    from torchlint.analysis.walker import Walker
+    from torchlint.analysis.walk_state import WalkState
 
 
 class CallRecogniser:
@@ -68,7 +68,7 @@ class CallRecogniser:
     events, reading and updating the walker's state: its scope, frames and values."""
 
     def __init__(
-        self, walk: Walker, watched: frozenset[str], watched_prefixes: tuple[str, ...]
+        self, walk: WalkState, watched: frozenset[str], watched_prefixes: tuple[str, ...]
     ) -> None:
         self.walk = walk
         self.watched = watched  # qualified names the selected api rules look at
