@@ -49,7 +49,8 @@ from typing import Any
 
 import libcst as cst
 
-from torchlint.analysis.incremental import IncrementalParser, forget_recent_splits
+from torchlint.analysis.block_split import forget_recent_splits
+from torchlint.analysis.incremental import IncrementalParser
 from torchlint.analysis.source import ParsedSource, ParseFailure, parse_source
 from torchlint.engine import analyze_source, gc_paused
 from torchlint.selection import RuleSelection

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torchlint.analysis import incremental
+from torchlint.analysis import block_split, incremental
 from torchlint.analysis.incremental import IncrementalParser
 from torchlint.analysis.source import ParsedSource, ParseFailure, parse_source
 from torchlint.engine import analyze_source
@@ -485,7 +485,7 @@ _CHARACTER_EDITS = st.lists(
 
 
 def _fresh_split(text: str) -> tuple[list[int], int, bool, list[int]]:
-    split = incremental._scan(text)
+    split = block_split._scan(text)
     return split.starts, split.first_indented, split.complete, split.code_lines
 
 
@@ -498,7 +498,7 @@ def test_splitting_after_an_edit_finds_the_blocks_a_fresh_scan_finds(
     lines around the edit (`_split_after`): with brackets, quotes, decorators and comments
     typed or deleted anywhere, and lines moved, it must agree with a whole scan."""
     text = _SOURCES[source]
-    previous = (text, incremental._scan(text))
+    previous = (text, block_split._scan(text))
     for kind, where, snippet in edits:
         at = where % (len(text) + 1)
         if kind == 0:
@@ -511,11 +511,11 @@ def test_splitting_after_an_edit_finds_the_blocks_a_fresh_scan_finds(
             lines.insert(where % (len(lines) + 1), line)
             text = "".join(lines)
         if previous[1].complete:
-            found = incremental._split_after(text, *previous)
+            found = block_split._split_after(text, *previous)
             assert (found.starts, found.first_indented, found.complete, found.code_lines) == (
                 _fresh_split(text)
             )
-        previous = (text, incremental._scan(text))
+        previous = (text, block_split._scan(text))
 
 
 def test_an_edit_in_a_long_text_is_split_from_the_last_split() -> None:
@@ -523,10 +523,10 @@ def test_an_edit_in_a_long_text_is_split_from_the_last_split() -> None:
     old ones, shifted, and the split is the one a whole scan finds."""
     functions = [f"def f{i}(x):\n    return (x +\n        {i})\n\n" for i in range(200)]
     old = "".join(functions)
-    previous = (old, incremental._scan(old))
+    previous = (old, block_split._scan(old))
     middle = len("".join(functions[:100]))
     new = old[:middle] + "y = [1,\n     2]\n" + old[middle:]
-    found = incremental._split_after(new, *previous)
+    found = block_split._split_after(new, *previous)
     assert (found.starts, found.first_indented, found.complete, found.code_lines) == (
         _fresh_split(new)
     )
@@ -541,8 +541,8 @@ def test_splits_are_remembered_for_the_texts_asked_about_again() -> None:
     parser = IncrementalParser()
     parser.parse(_SOURCES[0])
     parser.parse(text)
-    assert incremental._split(text) is incremental._split(text, None)
-    assert incremental.block_starts(text) == incremental._split(text).starts
+    assert block_split._split(text) is block_split._split(text, None)
+    assert block_split.block_starts(text) == block_split._split(text).starts
 
 
 # --- trusting libcst's code generation ----------------------------------------------------------
@@ -607,7 +607,7 @@ def test_every_block_of_this_repository_trusted_to_round_trip_does() -> None:
     trusted = 0
     for path in sorted((ROOT / "torchlint").rglob("*.py")) + _project_files():
         text = path.read_text(encoding="utf-8")
-        starts = [*incremental.block_starts(text), len(text)]
+        starts = [*block_split.block_starts(text), len(text)]
         for start, end in itertools.pairwise(starts):
             piece = text[start:end]
             if incremental.generates_itself(piece):

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from torchlint.analysis.block_split import block_starts
 from torchlint.analysis.collect import collect
-from torchlint.analysis.incremental import IncrementalParser, block_starts
+from torchlint.analysis.incremental import IncrementalParser
 from torchlint.analysis.positions import PositionIndex
 from torchlint.analysis.source import ParsedSource, line_starts, parse_source
 

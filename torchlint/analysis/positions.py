@@ -32,7 +32,7 @@ from functools import lru_cache
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from torchlint.analysis.incremental import complete_block_starts
+from torchlint.analysis.block_split import complete_block_starts
 from torchlint.analysis.record import record
 from torchlint.analysis.source import ParsedSource
 from torchlint.diagnostics import Location

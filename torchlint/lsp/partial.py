@@ -21,7 +21,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from torchlint.analysis.incremental import block_starts
+from torchlint.analysis.block_split import block_starts
 from torchlint.analysis.source import ParsedSource, ParseFailure, line_starts
 from torchlint.diagnostics import Diagnostic, Location
 from torchlint.engine import Parser

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import libcst as cst
 
-from torchlint.analysis.incremental import complete_block_starts
+from torchlint.analysis.block_split import complete_block_starts
 from torchlint.analysis.names import dotted
 from torchlint.analysis.source import ParsedSource
 from torchlint.diagnostics import Severity
