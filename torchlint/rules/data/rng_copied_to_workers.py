@@ -11,6 +11,7 @@ from torchlint.analysis.apis import constructor_role
 from torchlint.analysis.links import LoaderArgs
 from torchlint.analysis.model import Scope, visible_from
 from torchlint.analysis.names import ImportTable, dotted, expr_text
+from torchlint.analysis.subtree import preorder
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 
@@ -411,7 +412,7 @@ def _generator_call(
     return value if qual in _GENERATORS else None
 
 
-class _SelfUses(cst.CSTVisitor):
+class _SelfUses:
     """What one method does with `self`: attributes assigned (with their values), read,
     reseeded, methods called, and whether it sets up workers itself."""
 
@@ -430,8 +431,30 @@ class _SelfUses(cst.CSTVisitor):
         params = function.params.params
         uses = cls(params[0].name.value if params else "self")
         for statement in function.body.body:
-            statement.visit(uses)
+            preorder(statement, uses._enter)
         return uses
+
+    def _enter(self, node: cst.CSTNode) -> bool:
+        """Read one node (parents before their parts); whether to read its parts."""
+        kind = type(node)
+        if kind is cst.Attribute:
+            return self._read_attribute(node)  # type: ignore[arg-type]
+        if kind is cst.Name:
+            if node.value in _PER_WORKER:  # type: ignore[attr-defined]
+                self.per_worker = True
+        elif kind is cst.Call:
+            self._call(node)  # type: ignore[arg-type]
+        elif kind is cst.Assign:
+            for target in node.targets:  # type: ignore[attr-defined]
+                self._target(target.target, node.value)  # type: ignore[attr-defined]
+        elif kind is cst.AnnAssign:
+            if node.value is not None:  # type: ignore[attr-defined]
+                self._target(node.target, node.value)  # type: ignore[attr-defined]
+        elif kind is cst.AugAssign:
+            self._target(node.target, node.value)  # type: ignore[attr-defined]
+        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+            return False  # a nested function is another scope
+        return True
 
     def _attribute(self, node: cst.BaseExpression) -> str | None:
         """`rng` for `self.rng` and anything under it (`self.rng.bit_generator`)."""
@@ -447,23 +470,6 @@ class _SelfUses(cst.CSTVisitor):
             return node.attr.value if node.value.value == self.self_name else None
         return None
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False  # a nested function is another scope
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._target(target.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._target(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target, node.value)
-
     def _target(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
             self.locals[target.value] = value
@@ -476,7 +482,7 @@ class _SelfUses(cst.CSTVisitor):
             self.assigned.append((attribute, value))
         self.reseeded.add(attribute)
 
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
+    def _read_attribute(self, node: cst.Attribute) -> bool:
         if id(node) in self._targets:
             return True
         if node.attr.value in _PER_WORKER:
@@ -487,11 +493,7 @@ class _SelfUses(cst.CSTVisitor):
             return False
         return True
 
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in _PER_WORKER:
-            self.per_worker = True
-
-    def visit_Call(self, node: cst.Call) -> None:
+    def _call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute):
             return
