@@ -436,23 +436,22 @@ class _SelfUses:
 
     def _enter(self, node: cst.CSTNode) -> bool:
         """Read one node (parents before their parts); whether to read its parts."""
-        kind = type(node)
-        if kind is cst.Attribute:
-            return self._read_attribute(node)  # type: ignore[arg-type]
-        if kind is cst.Name:
-            if node.value in _PER_WORKER:  # type: ignore[attr-defined]
+        if type(node) is cst.Attribute:
+            return self._read_attribute(node)
+        if type(node) is cst.Name:
+            if node.value in _PER_WORKER:
                 self.per_worker = True
-        elif kind is cst.Call:
-            self._call(node)  # type: ignore[arg-type]
-        elif kind is cst.Assign:
-            for target in node.targets:  # type: ignore[attr-defined]
-                self._target(target.target, node.value)  # type: ignore[attr-defined]
-        elif kind is cst.AnnAssign:
-            if node.value is not None:  # type: ignore[attr-defined]
-                self._target(node.target, node.value)  # type: ignore[attr-defined]
-        elif kind is cst.AugAssign:
-            self._target(node.target, node.value)  # type: ignore[attr-defined]
-        elif kind is cst.FunctionDef or kind is cst.ClassDef:
+        elif type(node) is cst.Call:
+            self._call(node)
+        elif type(node) is cst.Assign:
+            for target in node.targets:
+                self._target(target.target, node.value)
+        elif type(node) is cst.AnnAssign:
+            if node.value is not None:
+                self._target(node.target, node.value)
+        elif type(node) is cst.AugAssign:
+            self._target(node.target, node.value)
+        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
             return False  # a nested function is another scope
         return True
 

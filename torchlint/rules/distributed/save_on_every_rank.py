@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from torchlint.analysis.names import dotted
+from torchlint.analysis.subtree import preorder
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
 from torchlint.rules.distributed.ranks import reached_by
@@ -107,15 +108,14 @@ def _rank_flags(module: cst.Module) -> set[str]:
     """Names the file assigns from a rank test: a flag that says "this is the main process"."""
     flags: set[str] = set()
 
-    class Assignments(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
+    def enter(node: cst.CSTNode) -> bool:
+        if type(node) is cst.Assign:
             if _PER_RANK.search(module.code_for_node(node.value)):
                 for target in node.targets:
                     name = dotted(target.target)
                     if name is not None:
                         flags.add(name)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        elif type(node) is cst.AnnAssign:
             name = dotted(node.target)
             value = node.value
             if (
@@ -124,6 +124,7 @@ def _rank_flags(module: cst.Module) -> set[str]:
                 and _PER_RANK.search(module.code_for_node(value))
             ):
                 flags.add(name)
+        return not isinstance(node, cst.BaseExpression)  # assignments are statements
 
-    module.visit(Assignments())
+    preorder(module, enter)
     return flags
