@@ -10,7 +10,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from torchlint.runtime.results import Envelope
+from torchlint.runtime.envelope_model import Envelope
 from torchlint.runtime.typed import to_json
 
 

@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from torchlint.runtime.envelope_model import Envelope
 from torchlint.runtime.launcher import RunRequest, run_check
-from torchlint.runtime.results import Envelope
 from torchlint.runtime.typed import to_json
 
 SCRIPTS = Path(__file__).parent / "scripts"

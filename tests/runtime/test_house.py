@@ -16,7 +16,7 @@ import pytest
 
 from torchlint.runtime import schema
 from torchlint.runtime.checks import CHECKS, outcome_of
-from torchlint.runtime.results import Envelope
+from torchlint.runtime.envelope_model import Envelope
 from torchlint.runtime.sites import SiteFinder
 from torchlint.runtime.typed import ModelError, from_json
 
@@ -27,7 +27,11 @@ PARENT = [
     "torchlint.runtime.codes",
     "torchlint.runtime.command",
     "torchlint.runtime.distributed",
+    "torchlint.runtime.envelope",
+    "torchlint.runtime.envelope_model",
+    "torchlint.runtime.envelope_parts",
     "torchlint.runtime.launcher",
+    "torchlint.runtime.payloads",
     "torchlint.runtime.post_import",
     "torchlint.runtime.report",
     "torchlint.runtime.report.fit",

@@ -17,6 +17,7 @@ import pytest
 from envelope_schema import validate_envelope
 from rich.console import Console
 
+from torchlint.runtime.envelope import envelope, error_info
 from torchlint.runtime.report import (
     ProgressDisplay,
     actions,
@@ -28,7 +29,7 @@ from torchlint.runtime.report import (
 from torchlint.runtime.report.chart import Chart, loss_chart, use_log_scale
 from torchlint.runtime.report.grads import MAX_PARAM_ROWS, sort_params
 from torchlint.runtime.report.parts import Glyphs
-from torchlint.runtime.results import GRAD_ADVICE, envelope, error_envelope, error_info
+from torchlint.runtime.results import GRAD_ADVICE, error_envelope
 
 RENDER_FAILURE = "could not render part of this report"
 

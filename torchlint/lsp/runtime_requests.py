@@ -12,8 +12,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import to_fs_path, uri_scheme
 
+from torchlint.runtime.envelope import envelope, error_info
 from torchlint.runtime.launcher import RunRequest
-from torchlint.runtime.results import envelope, error_info
 
 SUMMARY_CHARACTERS = 200
 

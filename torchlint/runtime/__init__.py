@@ -2,7 +2,7 @@
 
 `overfit_one_batch` and `grad_scan` run a few real training steps on the user's own model,
 loader, loss and optimizer, restore their state afterwards, and return dataclasses whose
-`to_json()` gives the report envelope (see `torchlint.runtime.results`). Names are imported
+`to_json()` gives the report envelope (see `torchlint.runtime.envelope`). Names are imported
 lazily, so `import torchlint.runtime` itself does not import torch; `results` never does.
 """
 

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 from torchlint.runtime.checks import CHECK_ENVIRONMENT, CHECKS
 from torchlint.runtime.confirm import confirm_envelope
-from torchlint.runtime.results import envelope, error_info, plain_text
+from torchlint.runtime.envelope import envelope, error_info, plain_text
 from torchlint.runtime.sandbox.namespace import UNAVAILABLE_EXIT
 from torchlint.runtime.sandbox.scratch import RunFiles, protected_folders
 from torchlint.runtime.sites import parse_traceback_dump

@@ -1,6 +1,7 @@
-"""The JSON Schema of the runtime envelope, generated from the typed model (results.py) and the
-check registry (checks.py): `python -m torchlint.runtime.schema > torchlint/runtime/schema.json`.
-A test checks that the shipped schema.json is what this generates."""
+"""The JSON Schema of the runtime envelope, generated from the typed model (envelope_model.py)
+and the check registry (checks.py):
+`python -m torchlint.runtime.schema > torchlint/runtime/schema.json`. A test checks that the
+shipped schema.json is what this generates."""
 
 from __future__ import annotations
 
@@ -9,14 +10,9 @@ import sys
 from typing import Any
 
 from torchlint.runtime.checks import CHECKS, STOPPED_VERDICT
-from torchlint.runtime.results import (
-    PAYLOADS,
-    SCHEMA_VERSION,
-    CaptureFailedPayload,
-    EmptyPayload,
-    Envelope,
-    ErrorPayload,
-)
+from torchlint.runtime.envelope import SCHEMA_VERSION
+from torchlint.runtime.envelope_model import Envelope
+from torchlint.runtime.payloads import PAYLOADS, CaptureFailedPayload, EmptyPayload, ErrorPayload
 from torchlint.runtime.typed import SchemaBuilder
 
 

@@ -1,6 +1,7 @@
 """JSON for the typed result model: dataclasses to JSON, JSON back to dataclasses, and the JSON
-Schema of a dataclass, all read from the same type hints (results.py declares the model;
-schema.json is generated from it by `python -m torchlint.runtime.schema`).
+Schema of a dataclass, all read from the same type hints (envelope_model.py, envelope_parts.py
+and payloads.py declare the model; schema.json is generated from it by
+`python -m torchlint.runtime.schema`).
 
 Supported hints: the dataclasses of the model, `str`, `int`, `float`, `bool`, `None`,
 `Literal[...]`, `list[X]`, `dict[str, X]`, `X | Y` (and `Optional`), `Any`. Field metadata:

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _run(args, events)
     except BaseException as exc:  # our own failure: report it, never a bare traceback
-        from torchlint.runtime.results import envelope, error_info
+        from torchlint.runtime.envelope import envelope, error_info
 
         detail = "".join(traceback.format_exception(exc)).splitlines()[-12:]
         result = envelope(args.check, "error", None, f"torchlint internal error: {exc!r}", None, {})
@@ -168,7 +168,7 @@ def _run(args: argparse.Namespace, events: Events) -> None:
     }
     problem = _isolation_problem()
     if problem is not None:  # fail closed: the script never runs without its files isolated
-        from torchlint.runtime.results import envelope, error_info
+        from torchlint.runtime.envelope import envelope, error_info
 
         result = envelope(args.check, "error", None, problem, None, {})
         result["error"] = error_info("setup", problem)
@@ -178,7 +178,7 @@ def _run(args: argparse.Namespace, events: Events) -> None:
     try:
         import torch  # noqa: F401
     except ImportError as exc:
-        from torchlint.runtime.results import envelope, error_info
+        from torchlint.runtime.envelope import envelope, error_info
 
         result = envelope(
             args.check,

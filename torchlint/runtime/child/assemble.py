@@ -21,7 +21,8 @@ from torchlint.runtime.child.captured import (
     loader_settings,
     root_names,
 )
-from torchlint.runtime.results import Environment, envelope, error_info, finite_or_none, plain_text
+from torchlint.runtime.envelope import envelope, error_info, finite_or_none, plain_text
+from torchlint.runtime.results import Environment
 from torchlint.runtime.sites import Site
 
 _SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}

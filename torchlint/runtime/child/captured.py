@@ -11,7 +11,7 @@ from torch import nn
 from torch.utils.data import DataLoader
 
 from torchlint.runtime.codes import lookup
-from torchlint.runtime.results import finite_or_none, plain_text
+from torchlint.runtime.envelope import finite_or_none, plain_text
 from torchlint.runtime.sites import Site
 
 

@@ -26,7 +26,7 @@ from torchlint.runtime.child.fit_diagnosis import (
     diagnose,
 )
 from torchlint.runtime.child.plugin import PluginResult
-from torchlint.runtime.results import finite_or_none
+from torchlint.runtime.envelope import finite_or_none
 from torchlint.runtime.sites import Site
 
 if TYPE_CHECKING:

@@ -42,7 +42,7 @@ from torchlint.runtime.child.captured import Finding, OptimizerInfo
 from torchlint.runtime.child.losses import LossValue
 from torchlint.runtime.child.overfit import RL_MODULES, thread_cpu_clock
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
-from torchlint.runtime.results import finite_or_none
+from torchlint.runtime.envelope import finite_or_none
 
 if TYPE_CHECKING:
     from torchlint.runtime.child.assemble import Outcome

@@ -35,7 +35,7 @@ import torch
 from torchlint.runtime.child.captured import Finding, OptimizerInfo, learning_rates
 from torchlint.runtime.child.losses import CLASSIFICATION, LossValue
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
-from torchlint.runtime.results import finite_or_none
+from torchlint.runtime.envelope import finite_or_none
 
 if TYPE_CHECKING:
     from torchlint.runtime.child.assemble import Outcome

@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from torchlint.runtime.results import envelope, error_info
+from torchlint.runtime.envelope import envelope, error_info
 
 REQUIRED = ("model", "loader", "optimizer")
 
