@@ -1,5 +1,6 @@
 """What the launcher's hooks record about a run: the objects it found, the events it saw, and the
-findings it made. Plain data; the hooks live in `capture`, the loss checks in `loss_checks`."""
+findings it made. Plain data; the hooks live in `capture` and its parts (`capture_*`), the loss
+checks in `loss_checks`."""
 
 from __future__ import annotations
 
