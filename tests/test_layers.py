@@ -34,7 +34,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "processes, reporters, runtime checks (parent and child)",
     ),
     ("language server", ("lsp",), "pygls"),
-    ("command line", ("cli", "__main__"), "torchlint check / run / lsp"),
+    (
+        "command line",
+        (
+            "cli",
+            "cli_args",
+            "cli_output",
+            "cli_check",
+            "cli_fix",
+            "cli_rules",
+            "cli_clean",
+            "__main__",
+        ),
+        "torchlint check / run / lsp",
+    ),
 )
 
 

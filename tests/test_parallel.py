@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from snippets import MISSING_STEP
 
-from torchlint import cli, parallel
+from torchlint import cli, cli_check, parallel
 from torchlint.parallel import (
     MIN_PARALLEL_FILES,
     Outcome,
@@ -119,7 +119,9 @@ def test_the_cli_reports_a_crashed_file_and_exits_2(
     for index in range(10):
         (tmp_path / f"file_{index}.py").write_text(MISSING_STEP, encoding="utf-8")
     (tmp_path / f"{CRASH_MARKER}.py").write_text("x = 1\n", encoding="utf-8")
-    monkeypatch.setattr(cli, "analyze_all", functools.partial(analyze_all, worker=crash_on_marker))
+    monkeypatch.setattr(
+        cli_check, "analyze_all", functools.partial(analyze_all, worker=crash_on_marker)
+    )
     monkeypatch.chdir(tmp_path)
     code = cli.main(["check", "--no-cache", "--jobs", "2", "--select", "TL101", "."])
     captured = capsys.readouterr()
