@@ -282,25 +282,35 @@ SHAPE_METHODS = {
     "view", "reshape", "squeeze", "unsqueeze", "flatten", "transpose", "permute", "contiguous",
     "float", "double", "half", "to", "cuda", "cpu", "clone", "view_as", "reshape_as", "t",
 }  # fmt: skip
+# `torch.<f>(x, ...)` forms of the shape methods: the tensor is their first argument.
+SHAPE_FUNCTIONS = {
+    "squeeze", "unsqueeze", "flatten", "reshape", "transpose", "permute", "t", "clone",
+}  # fmt: skip
 EXP_FUNCTIONS = ("torch.exp",)
 # Wrappers of an iterable that iterate what they wrap (a progress bar, an index).
 ITERATING = {"enumerate", "tqdm", "iter", "tqdm.tqdm", "tqdm.auto.tqdm", "auto.tqdm", "track"}
 
 
 def through_shape(node: cst.BaseExpression) -> cst.BaseExpression:
-    """`out.view(1, -1)`, `probs[mask]`, `log_probs.float()`: the tensor whose values they
-    keep."""
+    """`out.view(1, -1)`, `probs[mask]`, `log_probs.float()`, `torch.squeeze(out)`: the tensor
+    whose values they keep."""
     while True:
         if type(node) is cst.Subscript:
             node = node.value
-        elif (
-            type(node) is cst.Call
-            and type(node.func) is cst.Attribute
-            and node.func.attr.value in SHAPE_METHODS
-        ):
-            node = node.func.value
+        elif type(node) is cst.Call and type(node.func) is cst.Attribute:
+            func = node.func
+            if func.attr.value in SHAPE_METHODS and not _is_torch(func.value):
+                node = func.value
+            elif func.attr.value in SHAPE_FUNCTIONS and _is_torch(func.value) and node.args:
+                node = node.args[0].value
+            else:
+                return node
         else:
             return node
+
+
+def _is_torch(node: cst.BaseExpression) -> bool:
+    return type(node) is cst.Name and node.value == "torch"
 
 
 def rebound_params(callee: Scope, call: cst.Call) -> set[str]:

@@ -44,6 +44,7 @@ from torchlint.analysis.value import (
     names_in,
     rebound_params,
     reference,
+    through_shape,
 )
 from torchlint.analysis.value_objects import ObjectQueries
 from torchlint.analysis.value_tensors import TensorQueries
@@ -176,8 +177,18 @@ class Values(TensorQueries, ObjectQueries):
     def bind(self, text: str, node: cst.BaseExpression, *, under_no_grad: bool) -> Value:
         """`text = node`: the value `node` evaluates to, with what it means for tensors."""
         value = self.evaluate(node, text, under_no_grad=under_no_grad)
+        index = None
+        if value.producer is None:
+            # `pred = torch.squeeze(pred)`, `out = out.view(-1)`: still the model's output (and
+            # the same item of its tuple)
+            base = through_shape(node)
+            kept = dotted(base) if base is not node else None
+            producer = self.produced_by(kept) if kept is not None else None
+            if producer is not None:
+                value = replace(value, producer=producer)
+                index = self.unpacked.get(kept or "")
         self._set(text, value, rebinds=True)
-        self.set_unpacked(text, None)
+        self.set_unpacked(text, index)
         return value
 
     def evaluate(
