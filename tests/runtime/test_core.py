@@ -464,7 +464,8 @@ class _ResidualBlock(nn.Module):
 def test_layer_depths_count_the_blocks_of_a_residual_stack() -> None:
     """minGPT's shape: through the skip path every block is one step from the loss, yet the
     first block lies twelve blocks deep; each block gets its own depth, in order."""
-    from torchlint.runtime.child.core import MIN_DEPTH_LEVELS, layer_depths
+    from torchlint.runtime.child.grad_summary import MIN_DEPTH_LEVELS
+    from torchlint.runtime.child.layer_depths import layer_depths
 
     embed, head = nn.Linear(8, 16), nn.Linear(16, 4)
     blocks = nn.Sequential(*[_ResidualBlock(16) for _ in range(12)])
@@ -476,7 +477,7 @@ def test_layer_depths_count_the_blocks_of_a_residual_stack() -> None:
 
 
 def test_layer_depths_give_parallel_branches_the_same_depths() -> None:
-    from torchlint.runtime.child.core import layer_depths
+    from torchlint.runtime.child.layer_depths import layer_depths
 
     trunk, actor, critic = nn.Linear(4, 8), nn.Linear(8, 2), nn.Linear(8, 1)
     features = torch.relu(trunk(torch.randn(3, 4)))

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch.utils.data import Subset, SubsetRandomSampler
 
-from torchlint.runtime.child.core import first_tensor
+from torchlint.runtime.child.batches import first_tensor
 
 #: Subset/sampler index lists longer than this are not compared
 MAX_INDICES = 5_000_000

@@ -3,7 +3,7 @@
 In each optimizer's step pre-hook (after any AMP unscale and gradient clipping; after the
 closure for LBFGS; after the backward for a manual update), the L2 norms of all its gradients
 and weights are taken with one `torch._foreach_norm` call each, kept on the device and read once
-at the end, then summarised by the explicit API's `summarise_grads`.
+at the end, then summarised by the explicit API's `summarise_grads` (grad_summary.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import torch
 from torch import nn
 
 from torchlint.runtime.child.captured import Finding, OptimizerInfo, root_names
-from torchlint.runtime.child.core import foreach_norms, layer_depths, summarise_grads
+from torchlint.runtime.child.core import foreach_norms
+from torchlint.runtime.child.grad_summary import summarise_grads
+from torchlint.runtime.child.layer_depths import layer_depths
 from torchlint.runtime.child.plugin import PluginResult, RunPlugin
 
 if TYPE_CHECKING:

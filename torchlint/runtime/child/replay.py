@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from torchlint.runtime.child.core import map_tensors
+from torchlint.runtime.child.batches import map_tensors
 
 #: forwards (and loss calls) per step that are kept; past it, later ones run as the loop says
 MAX_CALLS_PER_STEP = 64
