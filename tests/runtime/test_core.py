@@ -492,7 +492,11 @@ def test_layer_depths_give_parallel_branches_the_same_depths() -> None:
 
 
 def test_the_default_time_budget_follows_the_measured_step_cost() -> None:
-    from torchlint.runtime.child.overfit import DEFAULT_TIME_BUDGET, PLATEAU_MIN_STEPS, sized_budget
+    from torchlint.runtime.child.overfit_run import (
+        DEFAULT_TIME_BUDGET,
+        PLATEAU_MIN_STEPS,
+        sized_budget,
+    )
 
     # fast steps: the default fits the steps a plateau needs many times over
     assert sized_budget(0.01, 0.05, None) == DEFAULT_TIME_BUDGET

@@ -53,8 +53,7 @@ from torchlint.runtime.child.fit_diagnosis import Diagnosis as Diagnosis
 from torchlint.runtime.child.fit_diagnosis import diagnose as diagnose
 from torchlint.runtime.child.fit_result import Result
 from torchlint.runtime.child.losses import LossValue
-from torchlint.runtime.child.overfit import RL_MODULES
-from torchlint.runtime.child.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.plugin import RL_MODULES, PluginResult, RunPlugin
 from torchlint.runtime.sites import Site
 
 if TYPE_CHECKING:

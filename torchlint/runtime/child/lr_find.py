@@ -40,8 +40,8 @@ import torch
 
 from torchlint.runtime.child.captured import Finding, OptimizerInfo
 from torchlint.runtime.child.losses import LossValue
-from torchlint.runtime.child.overfit import RL_MODULES, thread_cpu_clock
-from torchlint.runtime.child.plugin import PluginResult, RunPlugin
+from torchlint.runtime.child.plugin import RL_MODULES, PluginResult, RunPlugin
+from torchlint.runtime.child.thread_clock import thread_cpu_clock
 from torchlint.runtime.envelope import finite_or_none
 
 if TYPE_CHECKING:

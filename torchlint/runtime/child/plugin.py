@@ -49,6 +49,10 @@ if TYPE_CHECKING:
     from torchlint.runtime.child.capture import Capture
     from torchlint.runtime.child.losses import LossValue
 
+#: the modules of reinforcement-learning environments: a script that loaded one trains on its
+#: own rollouts
+RL_MODULES = ("gymnasium", "gym", "stable_baselines3", "pettingzoo", "envpool", "torchrl")
+
 
 @dataclass
 class PluginResult:
