@@ -17,7 +17,7 @@ from envelope_schema import validate_envelope
 from rich.console import Console
 from script_marks import SCRIPTS, at, codes
 
-from torchlint.runtime.child.lr_find import analyse, diverged, smooth, sweep_lr
+from torchlint.runtime.child.lr_find_curve import analyse, diverged, smooth, sweep_lr
 from torchlint.runtime.launcher import RunRequest, exit_status, run_check
 from torchlint.runtime.report import render_report
 

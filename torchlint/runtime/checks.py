@@ -109,7 +109,7 @@ CHECKS: dict[str, CheckSpec] = {
         CheckSpec(
             "lr-find",
             "which learning rate should the script use?",
-            0,  # the sweep's length is chosen from the measured step cost (lr_find.py)
+            0,  # the sweep's length is chosen from the measured step cost (lr_find_sweep.py)
             "torchlint.runtime.child.lr_find:LrFindPlugin",
             "torchlint.runtime.report.lr_find",
             "runtime-lr-find.md",
