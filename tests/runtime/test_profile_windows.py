@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset
 
-from torchlint.runtime.child.profile import compare_windows, in_memory
+from torchlint.runtime.child.profile_hints import in_memory
+from torchlint.runtime.child.profile_stats import compare_windows
 from torchlint.runtime.report.profile import timing_cost
 
 
