@@ -1,4 +1,4 @@
-"""A batch of the explicit checks: its tensors mapped and copied, and the batch run as a step."""
+"""A batch's tensors: mapped through nested containers, the first found, copied; run as a step."""
 
 from __future__ import annotations
 
