@@ -96,7 +96,7 @@ def generate() -> dict[str, Any]:
         "$id": f"https://torchlint.dev/schemas/runtime-{SCHEMA_VERSION}.json",
         "title": "torchlint runtime check result",
         "description": "One envelope per runtime check (torchlint run CHECK, or the explicit "
-        "API's to_json()). Generated from torchlint/runtime/results.py by "
+        "API's to_json()). Generated from the types of torchlint/runtime/envelope_model.py by "
         "`python -m torchlint.runtime.schema`; documented in docs/runtime.md.",
         **envelope,
         "allOf": conditions,
