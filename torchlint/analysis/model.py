@@ -197,6 +197,10 @@ class Event:
     # CALL of a function of this module: "softmax" / "log_softmax" for each positional
     # argument known to be one (`loss_fn(F.softmax(out, 1), y)`), else None; () for none.
     arg_probs: tuple[str | None, ...] = ()
+    # CALL of a variable (an instance's `forward`: `focal(pred, y)`): for each positional
+    # argument that is a model's output (through reshapes), that model's name and the item of
+    # its tuple result (None: the whole result); () for none.
+    arg_outputs: tuple[tuple[str, int | None] | None, ...] = ()
 
     @property
     def loops(self) -> tuple[LoopFrame, ...]:

@@ -269,6 +269,26 @@ class CallEvents(StatementRecogniser):
             probs = tuple(values.softmax_of(a.value) for a in positional)
             if any(probs):
                 event.arg_probs = probs  # a loss helper handed probabilities
+        elif ref[0] == "name" and type(node) is cst.Call and args:
+            # `focal(pred, y)`: a loss module's forward may be handed probabilities, or a
+            # model's output that its forward makes probabilities
+            probs = tuple(values.softmax_of(a.value) for a in positional)
+            if any(probs):
+                event.arg_probs = probs
+            outputs = tuple(self._output_of(a.value) for a in positional)
+            if any(outputs):
+                event.arg_outputs = outputs
+
+    def _output_of(self, value: cst.BaseExpression) -> tuple[str, int | None] | None:
+        """The model whose output `value` is (`pred`, `pred.float()` after `pred, depth =
+        model(x)`), with the item of its result; None when it is none known."""
+        base = through_shape(value)
+        text = dotted(base) if isinstance(base, cst.Name | cst.Attribute) else None
+        values = self.walk.values
+        producer = values.produced_by(text) if text is not None else None
+        if producer is None or text is None:
+            return None
+        return producer, values.unpacked.get(text)
 
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from torchlint.analysis.facts import CrossEntropyInput
-from torchlint.analysis.model import ConstructedObject, Scope
+from torchlint.analysis.model import ConstructedObject, Kind, Scope
 from torchlint.analysis.value import PROB_ROLES
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -141,6 +141,50 @@ def _passed_in(ctx: RuleContext, item: CrossEntropyInput) -> tuple[str | None, s
             row = ctx.line_of(site.node)
             argument = site.arg_texts[index] or "the argument"
             return kind, f" (the call at line {row} passes `{argument}`)"
+    if scope.name == "forward" and scope.class_name is not None:
+        return _passed_to_instance(ctx, scope, scope.params.index(name) - 1)
+    return None, ""
+
+
+def _passed_to_instance(ctx: RuleContext, forward: Scope, index: int) -> tuple[str | None, str]:
+    """The input is a parameter of a loss module's `forward` (`class FocalLoss(nn.Module)`), and
+    an instance of the module in this file is called (`focal(pred, y)`) with probabilities, or
+    with the output of a model whose `forward` returns them."""
+    if index < 0:
+        return None, ""
+    for scope in ctx.facts.scopes:
+        for site in scope.events:
+            if site.kind is not Kind.CALL or site.callee_ref[:1] != ("name",):
+                continue
+            if index >= max(len(site.arg_probs), len(site.arg_outputs)):
+                continue
+            instances = ctx.links.resolve(site.callee_ref[1], scope)
+            cls = forward.class_name
+            if not any(o.role == "instance" and o.qualname == cls for o in instances):
+                continue
+            call = site.node
+            if not isinstance(call, cst.Call):
+                continue
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if index >= len(positional):
+                continue
+            argument = ctx.text(positional[index].value)
+            where = f"the call at line {ctx.line_of(call)} passes `{argument}`"
+            if index < len(site.arg_probs) and site.arg_probs[index] is not None:
+                return site.arg_probs[index], f" ({where})"
+            output = site.arg_outputs[index] if index < len(site.arg_outputs) else None
+            if output is None:
+                continue
+            producer, element = output
+            for obj in ctx.links.resolve(producer, scope, paths=True):
+                model = forward_of(ctx, obj)
+                if model is None:
+                    continue
+                at = element
+                kind = model.returns_softmax if at is None else model.returns_softmax_at(at)
+                if kind:
+                    owner = obj.qualname.rsplit(".", 1)[-1]
+                    return kind, f" ({where}, an output of `{owner}.forward`, which returns one)"
     return None, ""
 
 
