@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
+import libcst as cst
+
 from torchlint.analysis.loops import IterEvent, LoopModel, same_object
-from torchlint.analysis.model import MODE_SWITCHES, Kind
+from torchlint.analysis.model import MODE_SWITCHES, Event, GuardFrame, Kind, Scope
 from torchlint.analysis.training import context, grad_disabled, opaque_training_step
 from torchlint.diagnostics import Severity
 from torchlint.rules.base import Rule, RuleContext
@@ -60,6 +62,85 @@ class EvaluationInTrainMode(Rule):
                     f"`{target}.eval()` before the loop.",
                 )
                 break
+        self._left_in_train_mode(ctx)
+
+    def _left_in_train_mode(self, ctx: RuleContext) -> None:
+        """An evaluation function that never sets its model's mode, called where the caller has
+        just put that model in train mode (`net.train()`, the epoch's batches, `val(net, ...)`)."""
+        reported: set[int] = set()
+        for model in ctx.loops.all:
+            function = model.loop.scope
+            if model.loop.runner or function.is_module or not _evaluates(model):
+                continue
+            if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
+                continue
+            if any(e.kind in MODE_SWITCHES for e in function.events):
+                continue  # the function sets a mode itself
+            target = _evaluated_parameter(model, function)
+            if target is None or _on_purpose(ctx, model):
+                continue
+            if isinstance(function.node, cst.FunctionDef) and ctx.facts.sites.values_of(
+                function.node, target
+            ):
+                continue  # `vae = AutoencoderKL.from_pretrained(...)`: maybe not the caller's
+            for site in ctx.links.callers.get(id(function), []):
+                switch = _mode_at_call(site, function, target)
+                if switch is None or id(site.node) in reported:
+                    continue
+                reported.add(id(site.node))
+                call = ctx.text(site.node)
+                argument = _argument(site, function, target)
+                ctx.report(
+                    site.node,
+                    f"`{call}` runs the evaluation loop of `{function.name}` (under no_grad, "
+                    f"no backward) on `{argument}`, which `{ctx.text(switch.node)}` at line "
+                    f"{ctx.line_of(switch.node)} left in train mode, and `{function.name}` "
+                    "never switches it: dropout stays on (noisy metrics) and batch norm uses "
+                    "and updates its running statistics with the evaluation batches; call "
+                    f"`{target}.eval()` in `{function.name}` (and `train()` again after it).",
+                )
+
+
+def _evaluated_parameter(model: LoopModel, function: Scope) -> str | None:
+    """The parameter of `function` whose forward the loop runs without gradients."""
+    for forward in model.events:
+        if forward.kind is not Kind.CALL or forward.event.callee is not None:
+            continue
+        target = forward.callee_text
+        in_params = target in function.params and target != "self"
+        if in_params and grad_disabled(context(model, forward)):
+            return target
+    return None
+
+
+def _argument(site: Event, function: Scope, param: str) -> str | None:
+    """What the call passes for `param` of `function`, as written."""
+    index = function.params.index(param)
+    if function.class_name is not None and site.callee_ref[:1] != ("name",):
+        index -= 1  # `self.validate(model)`: the arguments start after `self`
+    if 0 <= index < len(site.arg_texts) and site.arg_texts[index]:
+        return site.arg_texts[index]
+    return dict(site.kwarg_texts).get(param) or None
+
+
+def _mode_at_call(site: Event, function: Scope, param: str) -> Event | None:
+    """The `train()` that is the last mode switch, before the call in the caller's code, of
+    the object the call passes for `param` (not under a condition the call is not under)."""
+    argument = _argument(site, function, param)
+    if argument is None:
+        return None
+    events = site.scope.events
+    position = next((i for i, e in enumerate(events) if e is site), None)
+    if position is None:
+        return None
+    for earlier in reversed(events[:position]):
+        if earlier.kind in MODE_SWITCHES and same_object(earlier.receiver, argument):
+            if earlier.kind is not Kind.MODE_TRAIN:
+                return None
+            around = {id(f) for f in site.path}
+            guarded = any(isinstance(f, GuardFrame) and id(f) not in around for f in earlier.path)
+            return None if guarded else earlier
+    return None
 
 
 def _evaluates(model: LoopModel) -> bool:
