@@ -4,7 +4,6 @@ receivers renamed into the loop's own terms through the arguments of each call."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -27,6 +26,7 @@ from torchlint.analysis.model import (
 from torchlint.analysis.names import dotted, rebind, strip_module_wrapper
 from torchlint.analysis.record import record
 from torchlint.analysis.resolve import Roles, call_binding, params_at
+from torchlint.analysis.subtree import preorder
 
 MAX_CALL_DEPTH = 5
 MAX_EVENTS_PER_LOOP = 20_000
@@ -432,9 +432,8 @@ def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
     """`name -> self.attr` for each name a function assigns once, from an attribute of `self`
     (`model = self.model`, `net = self.model.module`), and binds no other way."""
     assigned: dict[str, list[cst.BaseExpression | None]] = {}
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
+
+    def enter(current: cst.CSTNode) -> bool:
         kind = type(current)
         if kind is cst.Assign:
             assert isinstance(current, cst.Assign)
@@ -457,8 +456,9 @@ def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
         nested = current is not node and isinstance(
             current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)
         )
-        if not nested and not isinstance(current, cst.BaseExpression):
-            stack.extend(_statement_parts(current))
+        return not nested and not isinstance(current, cst.BaseExpression)  # names bind there
+
+    preorder(node, enter)
     aliases = {}
     for name, values in assigned.items():
         if len(values) != 1 or values[0] is None or type(values[0]) is not cst.Attribute:
@@ -467,24 +467,6 @@ def attribute_aliases(node: cst.CSTNode) -> dict[str, str]:
         if text is not None and text.startswith("self.") and name != "self":
             aliases[name] = text
     return aliases
-
-
-# The fields through which statements hold statements (suites, clauses, handlers, cases) and
-# a `with` its items: what binds a name is never deeper than these.
-_STATEMENT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases", "items")
-
-
-def _statement_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """The statements, clauses and `with` items directly inside `node` (no expression: a
-    node's `children`, which libcst builds by visiting every field, costs far more)."""
-    parts: list[cst.CSTNode] = []
-    for name in _STATEMENT_FIELDS:
-        part = getattr(node, name, None)
-        if isinstance(part, cst.CSTNode):
-            parts.append(part)
-        elif isinstance(part, Sequence):
-            parts.extend(part)
-    return parts
 
 
 def _target_names(node: cst.BaseExpression) -> list[str]:

@@ -25,8 +25,9 @@ class CallEvents(StatementRecogniser):
         value = node.args[0].value
         base = through_shape(value)  # `output.reshape(-1, vocab)`: still `output`
         producer = values.variable_call(base)
-        if producer is None and isinstance(base, cst.Name | cst.Attribute):
-            producer = values.produced_by(dotted(base) or "")
+        element = None
+        if producer is None and (output := values.output_of(value)) is not None:
+            producer, element = output
         softmax = values.softmax_of(value)
         others = [
             other
@@ -40,7 +41,6 @@ class CallEvents(StatementRecogniser):
         if criterion is not None and softmax is None and producer is None and not others:
             return  # nothing that could make a parameter call interesting
         called = values.object_of(node.func) if criterion is not None else None
-        element = values.unpacked.get(dotted(base) or "") if producer is not None else None
         scope = self.walk.scope
         alternatives = tuple(
             CrossEntropyInput(
@@ -275,20 +275,9 @@ class CallEvents(StatementRecogniser):
             probs = tuple(values.softmax_of(a.value) for a in positional)
             if any(probs):
                 event.arg_probs = probs
-            outputs = tuple(self._output_of(a.value) for a in positional)
+            outputs = tuple(values.output_of(a.value) for a in positional)
             if any(outputs):
                 event.arg_outputs = outputs
-
-    def _output_of(self, value: cst.BaseExpression) -> tuple[str, int | None] | None:
-        """The model whose output `value` is (`pred`, `pred.float()` after `pred, depth =
-        model(x)`), with the item of its result; None when it is none known."""
-        base = through_shape(value)
-        text = dotted(base) if isinstance(base, cst.Name | cst.Attribute) else None
-        values = self.walk.values
-        producer = values.produced_by(text) if text is not None else None
-        if producer is None or text is None:
-            return None
-        return producer, values.unpacked.get(text)
 
     def sync_of_value(self, node: cst.Call, value: cst.BaseExpression, method: str) -> None:
         root = root_name(value)

@@ -178,18 +178,26 @@ class Values(TensorQueries, ObjectQueries):
         """`text = node`: the value `node` evaluates to, with what it means for tensors."""
         value = self.evaluate(node, text, under_no_grad=under_no_grad)
         index = None
-        if value.producer is None:
+        if value.producer is None and through_shape(node) is not node:
             # `pred = torch.squeeze(pred)`, `out = out.view(-1)`: still the model's output (and
             # the same item of its tuple)
-            base = through_shape(node)
-            kept = dotted(base) if base is not node else None
-            producer = self.produced_by(kept) if kept is not None else None
-            if producer is not None:
-                value = replace(value, producer=producer)
-                index = self.unpacked.get(kept or "")
+            output = self.output_of(node)
+            if output is not None:
+                value = replace(value, producer=output[0])
+                index = output[1]
         self._set(text, value, rebinds=True)
         self.set_unpacked(text, index)
         return value
+
+    def output_of(self, node: cst.BaseExpression) -> tuple[str, int | None] | None:
+        """The model whose output the variable read by `node` holds, through reshapes (`pred`,
+        `pred.float()` after `pred, depth = model(x)`), with the item of its tuple result (None:
+        the whole result); None when no model's output is known there."""
+        text = dotted(through_shape(node))
+        producer = self.produced_by(text) if text is not None else None
+        if producer is None:
+            return None
+        return producer, self.unpacked.get(text or "")
 
     def evaluate(
         self, node: cst.BaseExpression, text: str | None = None, *, under_no_grad: bool = False

@@ -38,11 +38,8 @@ class EvaluationInTrainMode(Rule):
     )
 
     def check(self, ctx: RuleContext) -> None:
-        for model in ctx.loops.all:
-            if model.loop.runner or not _evaluates(model):
-                continue
-            if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
-                continue
+        loops = [model for model in ctx.loops.all if _evaluation_loop(ctx, model)]
+        for model in loops:
             for forward in model.events:
                 if forward.kind is not Kind.CALL or forward.event.callee is not None:
                     continue
@@ -62,19 +59,15 @@ class EvaluationInTrainMode(Rule):
                     f"`{target}.eval()` before the loop.",
                 )
                 break
-        self._left_in_train_mode(ctx)
+        self._left_in_train_mode(ctx, loops)
 
-    def _left_in_train_mode(self, ctx: RuleContext) -> None:
+    def _left_in_train_mode(self, ctx: RuleContext, loops: list[LoopModel]) -> None:
         """An evaluation function that never sets its model's mode, called where the caller has
         just put that model in train mode (`net.train()`, the epoch's batches, `val(net, ...)`)."""
         reported: set[int] = set()
-        for model in ctx.loops.all:
+        for model in loops:
             function = model.loop.scope
-            if model.loop.runner or function.is_module or not _evaluates(model):
-                continue
-            if any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events):
-                continue
-            if any(e.kind in MODE_SWITCHES for e in function.events):
+            if function.is_module or any(e.kind in MODE_SWITCHES for e in function.events):
                 continue  # the function sets a mode itself
             target = _evaluated_parameter(model, function)
             if target is None or _on_purpose(ctx, model):
@@ -99,6 +92,13 @@ class EvaluationInTrainMode(Rule):
                     "and updates its running statistics with the evaluation batches; call "
                     f"`{target}.eval()` in `{function.name}` (and `train()` again after it).",
                 )
+
+
+def _evaluation_loop(ctx: RuleContext, model: LoopModel) -> bool:
+    """A loop that evaluates (by its data or its function's name) and does no training."""
+    if model.loop.runner or not _evaluates(model):
+        return False
+    return not any(e.kind in _TRAINING or opaque_training_step(e, ctx.roles) for e in model.events)
 
 
 def _evaluated_parameter(model: LoopModel, function: Scope) -> str | None:
